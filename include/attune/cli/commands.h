@@ -1,0 +1,22 @@
+// The attune subcommands. Each add_*_command registers its flags and its
+// handler on the CLI11 app; handlers throw InputError on bad input, which
+// main() reports with exit status 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "attune/recipe/hardware.h"
+
+namespace attune::cli {
+
+// Flags that supply what a recipe file does not say, shared by every command
+// that reads a recipe: --framework, --model, --gpu, --nodes, --gpus-per-node.
+void add_recipe_options(CLI::App& cmd, recipe::RecipeOptions& options);
+
+// The exit status the command that ran asks for (0 when none ran).
+int& command_status();
+
+void add_levers_command(CLI::App& app);
+void add_recipe_command(CLI::App& app);
+
+}  // namespace attune::cli

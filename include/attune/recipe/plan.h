@@ -1,0 +1,42 @@
+// Plan: the canonical view of a recipe's layout and batch — what every
+// framework's keys come down to (world, TP/PP/VP/CP/EP, DP, micro and global
+// batch, grad accumulation, sequence length, recompute, precision). Policies,
+// the simulator and the gate reason about Plans, never about raw keys.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace attune::recipe {
+
+struct Plan {
+  std::string framework;
+  std::string dialect;
+  std::string model;         // preset id or name from the recipe ("" if unknown)
+  std::string gpu;           // h100 | h200 | b200 ("" if unknown)
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int world = 0;
+  std::string world_source;  // file | flags | wrapper | assumed
+  int tp = 1;
+  int pp = 1;
+  int vp = 1;                // virtual stages per pipeline rank
+  int cp = 1;
+  int ep = 1;
+  int etp = 1;
+  int dp = 1;                // data-parallel replicas (world / model-parallel size)
+  int dp_shard = 0;          // FSDP/ZeRO sharding group size (0 = not sharded / not stated)
+  int mbs = 1;               // micro batch per GPU
+  long long gbs = 0;         // global batch in samples per optimizer step
+  long long grad_accum = 1;  // micro-batches per step per DP rank
+  long long seq_len = 0;
+  long long tokens_per_step = 0;
+  std::string gbs_rule;      // how the global batch is determined ("explicit", "implied: mbs*dp", ...)
+  std::string recompute = "none";  // none | selective | full | <framework value>
+  std::string precision;     // bf16 | fp16 | fp32 | fp8-hybrid | mxfp8 ...
+};
+
+nlohmann::json to_json(const Plan& plan);
+
+}  // namespace attune::recipe

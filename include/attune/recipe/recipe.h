@@ -1,0 +1,97 @@
+// Recipe: a training recipe as attune holds it — the framework's own file as a
+// Document, the adapter that knows its keys, and what the user supplied beside
+// it (model, hardware; from flags or the attune wrapper file). It answers "what
+// are the levers and the plan" and applies one lever edit with its follow-ups.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/recipe/adapter.h"
+#include "attune/recipe/document.h"
+#include "attune/recipe/framework.h"
+#include "attune/recipe/hardware.h"
+#include "attune/recipe/model_spec.h"
+
+namespace attune::recipe {
+
+struct LeverValue {
+  const LeverDef* def = nullptr;
+  std::string key;              // document key
+  std::optional<Value> value;   // value in the file
+  bool set_in_file = false;     // false: framework default (def->default_value)
+};
+
+class Recipe {
+ public:
+  // Loads a recipe file or an attune wrapper file (`*.attune.yaml`, or any YAML
+  // with `config:` and `framework:`/`hardware:`). Throws InputError when the
+  // file is malformed, not a recipe, or its framework is unknown.
+  static Recipe load(const std::string& path, const RecipeOptions& options = {});
+  // Builds a recipe from text already in memory (tests, benchmarks).
+  static Recipe from_text(const std::string& name, std::string text, const RecipeOptions& options = {});
+
+  Recipe(Recipe&&) noexcept;
+  Recipe& operator=(Recipe&&) noexcept;
+  Recipe(const Recipe& other);
+  ~Recipe();
+
+  Framework framework() const { return framework_; }
+  const std::string& dialect() const { return dialect_; }
+  const Adapter& adapter() const { return *adapter_; }
+  const Document& document() const { return *doc_; }
+  Document& document() { return *doc_; }
+  const std::string& config_path() const { return config_path_; }  // the framework file
+  const std::string& wrapper_path() const { return wrapper_path_; }  // "" when none
+  const RecipeOptions& options() const { return options_; }
+
+  // Resolved model: preset plus the recipe's own architecture fields; nullopt
+  // when neither the recipe nor the user names one.
+  const std::optional<ModelSpec>& model() const { return model_; }
+  const Hardware& hardware() const { return hardware_; }  // from flags/wrapper/file; 0 = unknown
+
+  // Value of a catalog key (lever or plan key, aliases tried), or nullopt.
+  std::optional<Entry> find(const std::string& catalog_key) const;
+  // Value of a canonical lever or plan key by name.
+  std::optional<Entry> find_named(const std::string& name) const;
+  // The document key for a canonical name ("" when the catalog has none).
+  std::string key_of(const std::string& name) const;
+
+  Plan plan() const;
+  std::vector<RuleViolation> violations() const;
+  std::vector<LeverValue> levers() const;
+  std::vector<std::string> notes() const;  // what was assumed and why
+
+  // Applies one edit: LEVER is a canonical name or a raw key path. Re-solves
+  // follow-ups; throws InputError (and leaves the document unchanged) when the
+  // edit is unknown, ill-typed, breaks a rule or cannot keep the global batch.
+  EditResult set(const std::string& lever_or_key, const std::string& value_text, bool allow_new_key = false);
+
+  // Applies a document change and records it (used by adapters' solving).
+  void apply(const Change& change);
+  nlohmann::json to_json() const;  // framework, plan, levers, violations, notes
+
+ private:
+  Recipe() = default;
+  void resolve_context();
+  void resolve_model();
+  void resolve_hardware();
+
+  std::unique_ptr<Document> doc_;
+  Framework framework_ = Framework::Megatron;
+  std::string dialect_;
+  const Adapter* adapter_ = nullptr;
+  RecipeOptions options_;
+  std::string config_path_;
+  std::string wrapper_path_;
+  Hardware file_hardware_;  // what the wrapper says
+  std::optional<ModelSpec> model_;
+  Hardware hardware_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace attune::recipe

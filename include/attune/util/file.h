@@ -1,0 +1,17 @@
+// Whole-file reading and crash-safe writing. Writing goes to a temporary file in
+// the same directory and is renamed over the target, so a failure never leaves a
+// truncated or half-written file behind.
+#pragma once
+
+#include <string>
+
+namespace attune {
+
+// Throws InputError naming the file when it cannot be read.
+std::string read_file(const std::string& path);
+
+// Writes `content` to `path` atomically (temp file + fsync + rename).
+// Throws InputError naming the file when it cannot be written.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+}  // namespace attune

@@ -1,0 +1,19 @@
+#!/bin/bash
+# Installs the Debian 12 packages attune needs to build and test. Run as root.
+set -euo pipefail
+PACKAGES=(
+  cmake g++ make pkg-config
+  libyaml-cpp-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libspdlog-dev libfmt-dev libcurl4-openssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

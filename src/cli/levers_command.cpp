@@ -1,0 +1,106 @@
+// `attune levers FILE`: the recipe's framework, canonical plan and levers.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "attune/cli/commands.h"
+#include "attune/recipe/recipe.h"
+
+namespace attune::cli {
+
+namespace {
+
+struct LeversArgs {
+  std::string file;
+  recipe::RecipeOptions options;
+  bool json = false;
+  bool all = false;
+};
+
+std::string hardware_line(const recipe::Plan& p) {
+  std::string gpu = p.gpu.empty() ? "gpu unknown" : p.gpu;
+  return fmt::format("{}, {} node(s) x {} GPUs = world {} ({})", gpu, p.nodes, p.gpus_per_node, p.world,
+                     p.world_source == "file" ? "from the recipe" : p.world_source == "flags" ? "from the flags" : "assumed");
+}
+
+void print_plan(const recipe::Plan& p) {
+  fmt::print("plan      tp {}  pp {}  vp {}  cp {}  ep {}  etp {}  dp {}\n", p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.dp);
+  fmt::print("          micro batch {} samples, global batch {} samples ({}), grad accumulation {}\n", p.mbs,
+             p.gbs, p.gbs_rule, p.grad_accum);
+  fmt::print("          sequence {} tokens, {} tokens per step\n", p.seq_len, p.tokens_per_step);
+  fmt::print("          recompute {}, precision {}\n", p.recompute, p.precision);
+}
+
+void print_levers(const recipe::Recipe& r, bool all) {
+  auto levers = r.levers();
+  int set = 0;
+  for (const auto& lv : levers) set += lv.set_in_file ? 1 : 0;
+  fmt::print("\nlevers set in the file ({}):\n", set);
+  for (const auto& lv : levers) {
+    if (lv.set_in_file) fmt::print("  {:<28} {:<48} {}\n", lv.def->name, lv.key, lv.value ? lv.value->str() : "");
+  }
+  std::string rest;
+  int others = 0;
+  for (const auto& lv : levers) {
+    if (lv.set_in_file) continue;
+    ++others;
+    if (all) {
+      fmt::print("  {:<28} {:<48} {} (default)\n", lv.def->name, lv.key,
+                 lv.def->default_value.empty() ? "-" : lv.def->default_value);
+    } else {
+      rest += (rest.empty() ? "" : ", ") + lv.def->name;
+    }
+  }
+  if (!all && others > 0) fmt::print("levers at their defaults ({}; --all lists their keys):\n  {}\n", others, rest);
+}
+
+void print_human(const recipe::Recipe& r) {
+  recipe::Plan p = r.plan();
+  fmt::print("recipe    {} ({}, {})\n", r.config_path(), recipe::framework_title(r.framework()),
+             r.dialect().empty() ? recipe::to_string(r.document().format()) : r.dialect());
+  fmt::print("model     {}\n", r.model() ? r.model()->name : "unknown");
+  fmt::print("hardware  {}\n", hardware_line(p));
+  print_plan(p);
+  auto violations = r.violations();
+  if (!violations.empty()) {
+    fmt::print("\nrules:\n");
+    for (const auto& v : violations) {
+      fmt::print("  {:<7} {}: {} (rule {})\n", v.error ? "error" : "warning", v.key, v.message, v.rule);
+    }
+  }
+  auto notes = r.notes();
+  if (!notes.empty()) {
+    fmt::print("\nnotes:\n");
+    for (const auto& n : notes) fmt::print("  - {}\n", n);
+  }
+}
+
+int run_levers(const LeversArgs& a) {
+  recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
+  if (a.json) {
+    std::cout << r.to_json().dump(2) << "\n";
+  } else {
+    print_human(r);
+    print_levers(r, a.all);
+  }
+  // A recipe that breaks a rule is bad input: the plan is shown, the exit says so.
+  return recipe::has_errors(r.violations()) ? 2 : 0;
+}
+
+}  // namespace
+
+void add_levers_command(CLI::App& app) {
+  auto args = std::make_shared<LeversArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "levers", "Show a recipe's framework, its canonical plan (layout, batch, sequence) and every lever with the "
+                "framework key it maps to and its current value. Exits 2 if the recipe breaks a validity rule.");
+  cmd->add_option("FILE", args->file, "Recipe file (YAML, TOML or Megatron launch script) or attune wrapper file")
+      ->required();
+  add_recipe_options(*cmd, args->options);
+  cmd->add_flag("--json", args->json, "Print JSON: {framework, plan, levers, violations, notes}");
+  cmd->add_flag("--all", args->all, "List every lever with its key, including those at their defaults");
+  cmd->callback([args]() { command_status() = run_levers(*args); });
+}
+
+}  // namespace attune::cli

@@ -1,0 +1,218 @@
+#include "attune/recipe/adapter.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attune/recipe/recipe.h"
+#include "attune/util/error.h"
+
+namespace attune::recipe {
+
+Adapter::Adapter(Framework framework) : framework_(framework) {}
+
+const LeverCatalog& Adapter::catalog() const { return lever_catalog(to_string(framework_)); }
+
+std::string Adapter::doc_key(const Recipe&, const std::string& catalog_key) const {
+  const std::string& root = catalog().env_root;
+  if (catalog_key.rfind("env.", 0) == 0 && !root.empty() && root != "-") {
+    return root + "." + catalog_key.substr(4);
+  }
+  return catalog_key;
+}
+
+std::string Adapter::catalog_key(const Recipe&, const std::string& doc_path) const {
+  const std::string& root = catalog().env_root;
+  if (!root.empty() && root != "-" && doc_path.rfind(root + ".", 0) == 0) {
+    return "env." + doc_path.substr(root.size() + 1);
+  }
+  return doc_path;
+}
+
+namespace {
+
+int int_or(const std::optional<Entry>& e, int fallback) {
+  if (!e) return fallback;
+  if (auto v = e->value.as_int()) return static_cast<int>(*v);
+  return fallback;
+}
+
+int default_int(const Recipe& recipe, const std::string& name, int fallback) {
+  const LeverDef* def = recipe.adapter().catalog().by_name(name, recipe.dialect());
+  if (!def || def->default_value.empty()) return fallback;
+  auto v = Value::parse(def->default_value).as_int();
+  return v ? static_cast<int>(*v) : fallback;
+}
+
+int named_int(const Recipe& recipe, const std::string& name, int fallback) {
+  return int_or(recipe.find_named(name), default_int(recipe, name, fallback));
+}
+
+std::optional<long long> named_ll(const Recipe& recipe, const std::string& name) {
+  auto e = recipe.find_named(name);
+  if (!e) return std::nullopt;
+  return e->value.as_int();
+}
+
+}  // namespace
+
+Layout Adapter::read_layout(const Recipe& recipe) const {
+  Layout l;
+  l.nodes = named_int(recipe, "nodes", 0);
+  l.gpus_per_node = named_int(recipe, "gpus_per_node", 0);
+  l.tp = named_int(recipe, "tp", 1);
+  l.pp = named_int(recipe, "pp", 1);
+  l.vp = named_int(recipe, "vp", 1);
+  l.cp = named_int(recipe, "cp", 1);
+  l.ep = named_int(recipe, "ep", 1);
+  l.etp = named_int(recipe, "etp", l.tp);
+  l.dp_shard = named_int(recipe, "dp_shard", 0);
+  l.dp_replicate = named_int(recipe, "dp_replicate", 1);
+  l.dp_explicit = named_int(recipe, "dp", 0);
+  l.mbs = named_int(recipe, "mbs", 1);
+  l.gbs = named_ll(recipe, "gbs");
+  if (l.gbs && *l.gbs <= 0) l.gbs.reset();
+  l.grad_accum = named_ll(recipe, "grad_accum");
+  l.seq_len = named_ll(recipe, "seq_len").value_or(0);
+  return l;
+}
+
+std::string Adapter::recompute(const Recipe& recipe) const {
+  auto e = recipe.find_named("recompute");
+  if (!e) {
+    const LeverDef* def = catalog().by_name("recompute", recipe.dialect());
+    if (!def || def->default_value.empty()) return "none";
+    Value d = Value::parse(def->default_value);
+    if (auto b = d.as_bool()) return *b ? "full" : "none";
+    return d.text;
+  }
+  if (e->value.is_null()) return "none";
+  if (e->value.kind == ValueKind::Bool || e->value.kind == ValueKind::Int) {
+    if (auto b = e->value.as_bool()) return *b ? "full" : "none";
+  }
+  return e->value.str();
+}
+
+void Adapter::derive_dp(const Layout& l, Plan& p) const {
+  int mp = std::max(1, l.tp * l.pp * l.cp);
+  p.dp = std::max(1, p.world / mp);
+  if (l.dp_explicit > 0) p.dp = l.dp_explicit;
+}
+
+Plan Adapter::plan(const Recipe& recipe, int assumed_nodes) const {
+  Layout l = read_layout(recipe);
+  Plan p;
+  p.framework = to_string(framework_);
+  p.dialect = recipe.dialect();
+  p.model = recipe.model() ? recipe.model()->name : "";
+  p.gpu = recipe.hardware().gpu;
+  p.tp = l.tp; p.pp = l.pp; p.vp = l.vp; p.cp = l.cp; p.ep = l.ep; p.etp = l.etp;
+  p.mbs = l.mbs;
+  p.seq_len = l.seq_len;
+  p.recompute = recompute(recipe);
+  p.precision = precision(recipe);
+
+  const Hardware& hw = recipe.hardware();
+  p.gpus_per_node = hw.gpus_per_node > 0 ? hw.gpus_per_node : (l.gpus_per_node > 0 ? l.gpus_per_node : 8);
+  p.nodes = hw.nodes > 0 ? hw.nodes : l.nodes;
+  p.world_source = hw.nodes > 0 ? "flags" : (l.nodes > 0 ? "file" : "assumed");
+  if (p.nodes <= 0) p.nodes = std::max(1, assumed_nodes);
+  p.world = p.nodes * p.gpus_per_node;
+
+  derive_dp(l, p);
+  p.dp_shard = l.dp_shard > 0 ? l.dp_shard : 0;
+  long long per_step = static_cast<long long>(p.mbs) * p.dp;
+  switch (batch_rule(recipe)) {
+    case BatchRule::Explicit:
+    case BatchRule::Torchtitan:
+      p.gbs = l.gbs ? *l.gbs : per_step;
+      p.gbs_rule = l.gbs ? "explicit" : "implied: mbs*dp";
+      p.grad_accum = per_step > 0 ? std::max(1LL, p.gbs / per_step) : 1;
+      break;
+    case BatchRule::SmpImplied:
+      p.gbs = per_step;
+      p.grad_accum = 1;
+      p.gbs_rule = "implied: train_batch_size*world/(tp*cp)";
+      break;
+    case BatchRule::Axolotl:
+      p.grad_accum = l.grad_accum.value_or(1);
+      p.gbs = per_step * p.grad_accum;
+      p.gbs_rule = "implied: micro_batch_size*gradient_accumulation_steps*world/(tp*cp)";
+      break;
+  }
+  p.tokens_per_step = p.gbs * p.seq_len;
+  return p;
+}
+
+std::vector<Change> Adapter::translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const {
+  Value checked = check_lever_value(recipe.config_path(), lever, value);
+  std::string key = doc_key(recipe, lever.key);
+  auto existing = recipe.find(lever.key);
+  if (existing) key = existing->path;
+  Change c;
+  c.key = key;
+  if (existing) c.old_value = existing->value;
+  c.new_value = checked;
+  return {c};
+}
+
+void Adapter::framework_rules(const Recipe&, const Plan&, std::vector<RuleViolation>&) const {}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool matches_enum(const LeverDef& lever, const std::string& text) {
+  for (const auto& v : lever.values) {
+    if (lower(v) == lower(text)) return true;
+  }
+  return false;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+}  // namespace
+
+Value check_lever_value(const std::string& file, const LeverDef& lever, const Value& value) {
+  auto fail = [&](const std::string& expected) -> Value {
+    throw InputError({file, 0, 0}, lever.key.empty() ? lever.name : lever.key,
+                     "expected " + expected + ", got '" + value.str() + "'");
+  };
+  switch (lever.type) {
+    case LeverType::Int: {
+      auto v = value.as_int();
+      if (!v) return fail("an integer");
+      if (lever.min && *v < *lever.min) return fail("an integer >= " + std::to_string(static_cast<long long>(*lever.min)));
+      if (lever.max && *v > *lever.max) return fail("an integer <= " + std::to_string(static_cast<long long>(*lever.max)));
+      return Value::parse(std::to_string(*v));
+    }
+    case LeverType::Float: {
+      auto v = value.as_double();
+      if (!v || std::isnan(*v)) return fail("a number");
+      if (lever.min && *v < *lever.min) return fail("a number >= " + std::to_string(*lever.min));
+      if (lever.max && *v > *lever.max) return fail("a number <= " + std::to_string(*lever.max));
+      return value;
+    }
+    case LeverType::Bool: {
+      auto b = value.as_bool();
+      if (!b) return fail("true or false");
+      return Value::boolean(*b);
+    }
+    case LeverType::Enum:
+      if (value.is_null() && matches_enum(lever, "null")) return value;
+      if (!matches_enum(lever, value.str())) return fail("one of: " + join(lever.values));
+      return value;
+    case LeverType::String:
+    case LeverType::List:
+      return value;
+  }
+  return value;
+}
+
+}  // namespace attune::recipe

@@ -1,0 +1,92 @@
+#include "adapters.h"
+
+namespace attune::recipe {
+
+namespace {
+bool is_yaml(const Recipe& recipe) { return recipe.dialect() == "yaml"; }
+}  // namespace
+
+std::string MegatronAdapter::doc_key(const Recipe& recipe, const std::string& key) const {
+  if (!is_yaml(recipe)) return key;
+  // Megatron's CI YAML: flags under MODEL_ARGS, environment under ENV_VARS.
+  if (key.rfind("--", 0) == 0) return "MODEL_ARGS." + key;
+  if (key.rfind("env.", 0) == 0) return "ENV_VARS." + key.substr(4);
+  return key;
+}
+
+std::string MegatronAdapter::catalog_key(const Recipe& recipe, const std::string& path) const {
+  if (!is_yaml(recipe)) return path;
+  if (path.rfind("MODEL_ARGS.", 0) == 0) return path.substr(11);
+  if (path.rfind("ENV_VARS.", 0) == 0) return "env." + path.substr(9);
+  return path;
+}
+
+Layout MegatronAdapter::read_layout(const Recipe& recipe) const {
+  Layout l = Adapter::read_layout(recipe);
+  // The older spelling gives layers per virtual stage instead of stages per rank.
+  auto per_stage = recipe.find("--num-layers-per-virtual-pipeline-stage");
+  if (!recipe.find_named("vp") && per_stage && recipe.model() && l.pp > 0) {
+    if (auto n = per_stage->value.as_int(); n && *n > 0) {
+      l.vp = std::max(1, static_cast<int>(recipe.model()->layers / l.pp / *n));
+    }
+  }
+  return l;
+}
+
+std::string MegatronAdapter::recompute(const Recipe& recipe) const {
+  auto g = recipe.find_named("recompute");
+  if (g && !g->value.is_null()) return g->value.str();
+  if (truthy(recipe.find("--recompute-activations"))) return "selective";
+  return "none";
+}
+
+std::string MegatronAdapter::precision(const Recipe& recipe) const {
+  std::string fp4 = value_text(recipe.find("--fp4-format"));
+  if (!fp4.empty()) return "fp4-" + value_text(recipe.find("--fp4-recipe"));
+  std::string fp8 = value_text(recipe.find("--fp8-format"));
+  if (!fp8.empty()) {
+    std::string r = value_text(recipe.find("--fp8-recipe"));
+    return r.empty() || r == "delayed" ? "fp8-" + fp8 : "fp8-" + fp8 + "-" + r;
+  }
+  if (truthy(recipe.find("--bf16"))) return "bf16";
+  if (truthy(recipe.find("--fp16"))) return "fp16";
+  return "fp32";
+}
+
+std::vector<Change> MegatronAdapter::translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const {
+  if (lever.name != "recompute") return Adapter::translate(recipe, lever, value);
+  std::vector<Change> out = granularity_recompute(recipe, value, doc_key(recipe, "--recompute-granularity"),
+                                                  doc_key(recipe, "--recompute-method"),
+                                                  doc_key(recipe, "--recompute-num-layers"), std::nullopt);
+  // --recompute-activations is the old spelling of selective: drop it so the
+  // granularity flag alone says what is recomputed.
+  std::string old_flag = doc_key(recipe, "--recompute-activations");
+  if (recipe.document().find(old_flag)) out.push_back(make_change(recipe, old_flag, std::nullopt));
+  return out;
+}
+
+void MegatronAdapter::framework_rules(const Recipe& recipe, const Plan& p, std::vector<RuleViolation>& out) const {
+  bool sp = truthy(recipe.find_named("sequence_parallel"));
+  add_rule(recipe, out, !sp || p.tp > 1, "sp-needs-tp", "sequence_parallel",
+           "sequence parallelism is silently disabled when tp = 1", false);
+  add_rule(recipe, out, !truthy(recipe.find_named("tp_comm_overlap")) || sp, "tp-comm-overlap-needs-sp",
+           "tp_comm_overlap", "--tp-comm-overlap requires --sequence-parallel");
+  bool fsdp = truthy(recipe.find("--use-megatron-fsdp"));
+  if (truthy(recipe.find_named("overlap_param_gather"))) {
+    add_rule(recipe, out, truthy(recipe.find_named("distributed_optimizer")) || fsdp,
+             "overlap-param-gather-needs-distopt", "overlap_param_gather",
+             "--overlap-param-gather needs --use-distributed-optimizer (or Megatron-FSDP)");
+    add_rule(recipe, out, truthy(recipe.find_named("overlap_grad_reduce")), "overlap-param-gather-needs-grad-reduce",
+             "overlap_param_gather", "--overlap-param-gather needs --overlap-grad-reduce");
+  }
+  // TP/CP on Hopper need CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron asserts it);
+  // FSDP prefers more connections, so the rule does not apply there.
+  auto conn = recipe.find_named("cuda_device_max_connections");
+  bool hopper = p.gpu != "b200";
+  if ((p.tp > 1 || p.cp > 1) && hopper && !fsdp && conn) {
+    add_rule(recipe, out, conn->value.str() == "1", "cuda-device-max-connections", "cuda_device_max_connections",
+             "tp or cp > 1 on Hopper requires CUDA_DEVICE_MAX_CONNECTIONS=1, got " + conn->value.str());
+  }
+}
+
+}  // namespace attune::recipe

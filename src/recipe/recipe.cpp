@@ -1,0 +1,295 @@
+#include "attune/recipe/recipe.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "attune/recipe/wrapper_file.h"
+#include "attune/util/error.h"
+#include "attune/util/file.h"
+
+namespace attune::recipe {
+
+Recipe::Recipe(Recipe&&) noexcept = default;
+Recipe& Recipe::operator=(Recipe&&) noexcept = default;
+Recipe::~Recipe() = default;
+
+Recipe::Recipe(const Recipe& o)
+    : doc_(o.doc_->clone()),
+      framework_(o.framework_),
+      dialect_(o.dialect_),
+      adapter_(o.adapter_),
+      options_(o.options_),
+      config_path_(o.config_path_),
+      wrapper_path_(o.wrapper_path_),
+      file_hardware_(o.file_hardware_),
+      model_(o.model_),
+      hardware_(o.hardware_),
+      notes_(o.notes_) {}
+
+namespace {
+
+RecipeOptions merge_wrapper(const RecipeOptions& flags, const WrapperFile& w) {
+  RecipeOptions o = flags;
+  if (o.framework.empty()) o.framework = w.framework;
+  if (o.model.empty()) o.model = w.model;
+  if (o.hardware.gpu.empty()) o.hardware.gpu = w.hardware.gpu;
+  if (o.hardware.nodes == 0) o.hardware.nodes = w.hardware.nodes;
+  if (o.hardware.gpus_per_node == 0) o.hardware.gpus_per_node = w.hardware.gpus_per_node;
+  return o;
+}
+
+std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+}  // namespace
+
+Recipe Recipe::load(const std::string& path, const RecipeOptions& options) {
+  std::string text = read_file(path);
+  if (is_wrapper_file(text)) {
+    WrapperFile w = parse_wrapper_file(path, text);
+    Recipe r = from_text(w.config, read_file(w.config), merge_wrapper(options, w));
+    r.wrapper_path_ = path;
+    return r;
+  }
+  return from_text(path, std::move(text), options);
+}
+
+Recipe Recipe::from_text(const std::string& name, std::string text, const RecipeOptions& options) {
+  Recipe r;
+  r.config_path_ = name;
+  r.options_ = options;
+  r.doc_ = parse_document(name, std::move(text));
+  Detection d = detect_framework(*r.doc_);
+  if (!options.framework.empty()) {
+    auto fw = parse_framework(options.framework);
+    if (!fw) {
+      throw InputError({name, 0, 0}, "--framework",
+                       "unknown framework '" + options.framework +
+                           "'; expected megatron, automodel, torchtitan, hyperpod, axolotl or bridge");
+    }
+    r.framework_ = *fw;
+    r.dialect_ = (d.framework == fw) ? d.dialect : "";
+    if (*fw == Framework::HyperPod && r.dialect_.empty()) r.dialect_ = detect_hyperpod_dialect(*r.doc_);
+    if (*fw == Framework::HyperPod && r.dialect_.empty()) r.dialect_ = "smp";
+    if (*fw == Framework::Megatron && r.dialect_.empty()) {
+      r.dialect_ = r.doc_->format() == Format::Script ? "script" : "yaml";
+    }
+  } else if (d.framework) {
+    r.framework_ = *d.framework;
+    r.dialect_ = d.dialect;
+  } else {
+    throw InputError({name, 0, 0}, "", "not a training recipe: " + d.reason + " (pass --framework to force one)");
+  }
+  r.adapter_ = &adapter_for(r.framework_);
+  r.resolve_context();
+  return r;
+}
+
+void Recipe::resolve_context() {
+  resolve_hardware();
+  resolve_model();
+}
+
+void Recipe::resolve_hardware() {
+  hardware_ = options_.hardware;
+  if (!hardware_.gpu.empty()) {
+    auto g = normalize_gpu(hardware_.gpu);
+    if (!g) throw InputError({config_path_, 0, 0}, "--gpu", "expected h100, h200 or b200, got '" + hardware_.gpu + "'");
+    hardware_.gpu = *g;
+    return;
+  }
+  // No GPU given: the file name or an instance type in the file may say.
+  std::vector<std::string> hints = {stem_of(config_path_)};
+  for (const auto& e : doc_->entries()) {
+    if (e.path.rfind("instance_types", 0) == 0 || e.path == "instance_type") hints.push_back(e.value.str());
+  }
+  for (const auto& h : hints) {
+    if (auto g = normalize_gpu(h)) {
+      hardware_.gpu = *g;
+      notes_.push_back("gpu " + *g + " inferred from '" + h + "'; pass --gpu to override");
+      return;
+    }
+  }
+}
+
+namespace {
+
+std::optional<long long> int_of(const std::optional<Entry>& e) {
+  if (!e) return std::nullopt;
+  return e->value.as_int();
+}
+
+// The recipe's own architecture fields override the preset's.
+bool apply_arch_fields(const Recipe& r, ModelSpec& m) {
+  bool any = false;
+  auto take = [&](const char* name, int& field) {
+    if (auto v = int_of(r.find_named(name)); v && *v > 0) {
+      field = static_cast<int>(*v);
+      any = true;
+    }
+  };
+  take("layers", m.layers);
+  take("hidden", m.hidden);
+  take("heads", m.heads);
+  take("kv_heads", m.kv_heads);
+  take("ffn", m.ffn);
+  take("vocab", m.vocab);
+  take("experts", m.experts);
+  take("top_k", m.top_k);
+  take("moe_ffn", m.moe_ffn);
+  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  return any;
+}
+
+}  // namespace
+
+void Recipe::resolve_model() {
+  const ModelSpec* preset = nullptr;
+  std::string source;
+  if (!options_.model.empty()) {
+    preset = find_model_preset(options_.model);
+    if (!preset) {
+      std::string known;
+      for (const auto& m : model_presets()) known += (known.empty() ? "" : ", ") + m.name;
+      throw InputError({config_path_, 0, 0}, "--model", "unknown model preset '" + options_.model + "'; known: " + known);
+    }
+    source = "--model";
+  }
+  if (!preset) {
+    std::string name = find_named("model_name") ? find_named("model_name")->value.str() : "";
+    if (auto flavor = find("model.flavor"); flavor && !name.empty()) name += "-" + flavor->value.str();
+    if (!name.empty() && (preset = find_model_preset(name))) source = "'" + name + "'";
+  }
+  if (!preset && (preset = find_model_preset(stem_of(config_path_)))) source = "the file name";
+  ModelSpec m = preset ? *preset : ModelSpec{};
+  bool own = apply_arch_fields(*this, m);
+  if (!preset && !(own && m.layers > 0 && m.hidden > 0 && m.heads > 0)) {
+    notes_.push_back("model unknown: rules that need the architecture were skipped; pass --model");
+    return;
+  }
+  if (!preset) m.name = "custom";
+  if (preset && source != "--model") notes_.push_back("model " + m.name + " inferred from " + source);
+  model_ = m;
+}
+
+std::optional<Entry> Recipe::find(const std::string& catalog_key) const {
+  if (auto e = doc_->find(adapter_->doc_key(*this, catalog_key))) return e;
+  const LeverDef* def = adapter_->catalog().by_key(catalog_key, dialect_);
+  std::vector<std::string> aliases;
+  if (def) aliases = def->aliases;
+  for (const auto& pk : adapter_->catalog().plan_keys) {
+    if (pk.key == catalog_key) aliases.insert(aliases.end(), pk.aliases.begin(), pk.aliases.end());
+  }
+  for (const auto& a : aliases) {
+    if (auto e = doc_->find(adapter_->doc_key(*this, a))) return e;
+  }
+  return std::nullopt;
+}
+
+std::string Recipe::key_of(const std::string& name) const {
+  const LeverCatalog& cat = adapter_->catalog();
+  if (const LeverDef* def = cat.by_name(name, dialect_); def && !def->key.empty()) {
+    auto e = find(def->key);
+    return e ? e->path : adapter_->doc_key(*this, def->key);
+  }
+  if (const PlanKey* pk = cat.plan_key(name, dialect_)) {
+    auto e = find(pk->key);
+    return e ? e->path : adapter_->doc_key(*this, pk->key);
+  }
+  return "";
+}
+
+std::optional<Entry> Recipe::find_named(const std::string& name) const {
+  const LeverCatalog& cat = adapter_->catalog();
+  if (const LeverDef* def = cat.by_name(name, dialect_); def && !def->key.empty()) return find(def->key);
+  if (const PlanKey* pk = cat.plan_key(name, dialect_)) return find(pk->key);
+  return std::nullopt;
+}
+
+Plan Recipe::plan() const {
+  Plan p = adapter_->plan(*this);
+  if (p.world_source != "assumed") return p;
+  // The file and the user are silent on the node count: take the smallest
+  // that makes the layout valid, and say so.
+  for (int nodes = 1; nodes <= 1024; nodes *= 2) {
+    Plan trial = adapter_->plan(*this, nodes);
+    if (!has_errors(adapter_->validate(*this, trial))) return trial;
+  }
+  return p;
+}
+
+std::vector<RuleViolation> Recipe::violations() const { return adapter_->validate(*this, plan()); }
+
+std::vector<std::string> Recipe::notes() const {
+  std::vector<std::string> out = notes_;
+  Plan p = plan();
+  if (p.world_source == "assumed") {
+    out.push_back("node count not stated: assumed " + std::to_string(p.nodes) + " node(s) of " +
+                  std::to_string(p.gpus_per_node) + " GPUs, the smallest valid for this layout; pass --nodes");
+  }
+  if (p.gpu.empty()) out.push_back("gpu unknown; pass --gpu h100|h200|b200");
+  for (const char* name : {"tp", "pp", "cp", "ep", "mbs", "gbs", "seq_len", "nodes"}) {
+    auto e = find_named(name);
+    if (e && !e->value.as_int() && !e->value.is_null()) {
+      out.push_back(std::string(name) + " is '" + e->raw + "' (" + e->path + "), not a number attune can resolve");
+    }
+  }
+  return out;
+}
+
+std::vector<LeverValue> Recipe::levers() const {
+  std::vector<LeverValue> out;
+  const LeverCatalog& cat = adapter_->catalog();
+  for (const auto& def : cat.levers) {
+    if (!def.dialect.empty() && def.dialect != dialect_) continue;
+    if (!def.pattern.empty()) {
+      for (const auto& e : doc_->entries()) {
+        if (glob_match(def.pattern, adapter_->catalog_key(*this, e.path))) out.push_back({&def, e.path, e.value, true});
+      }
+      continue;
+    }
+    auto e = find(def.key);
+    LeverValue lv{&def, e ? e->path : adapter_->doc_key(*this, def.key), std::nullopt, e.has_value()};
+    if (e) lv.value = e->value;
+    out.push_back(lv);
+  }
+  return out;
+}
+
+void Recipe::apply(const Change& c) {
+  if (c.new_value) doc_->set(c.key, *c.new_value);
+  else doc_->remove(c.key);
+}
+
+nlohmann::json Recipe::to_json() const {
+  Plan p = plan();
+  nlohmann::json levers_json = nlohmann::json::array();
+  for (const auto& lv : levers()) {
+    nlohmann::json j = {{"name", lv.def->name}, {"key", lv.key}, {"set", lv.set_in_file}};
+    j["value"] = lv.set_in_file ? value_to_json(lv.value)
+                                : (lv.def->default_value.empty() ? nlohmann::json(nullptr)
+                                                                 : value_to_json(Value::parse(lv.def->default_value)));
+    levers_json.push_back(j);
+  }
+  nlohmann::json viol = nlohmann::json::array();
+  for (const auto& v : adapter_->validate(*this, p)) viol.push_back(attune::recipe::to_json(v));
+  nlohmann::json model = nullptr;
+  if (model_) {
+    model = {{"name", model_->name}, {"layers", model_->layers}, {"hidden", model_->hidden},
+             {"heads", model_->heads}, {"kv_heads", model_->kv_heads}, {"ffn", model_->ffn},
+             {"vocab", model_->vocab}, {"experts", model_->experts}, {"top_k", model_->top_k}};
+  }
+  nlohmann::json plan_json = attune::recipe::to_json(p);
+  return {{"file", config_path_},
+          {"framework", to_string(framework_)},
+          {"dialect", dialect_},
+          {"format", to_string(doc_->format())},
+          {"model", model},
+          {"gpu", p.gpu.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.gpu)},
+          {"plan", plan_json},
+          {"levers", levers_json},
+          {"violations", viol},
+          {"notes", notes()}};
+}
+
+}  // namespace attune::recipe

@@ -1,0 +1,216 @@
+// Recipe::set — one lever edit and the follow-ups that keep the recipe valid
+// and its objective unchanged (levers.md §0.1: DP from the world size, grad
+// accumulation or an explicit global batch so the global batch is kept).
+#include <algorithm>
+#include <set>
+
+#include "attune/recipe/recipe.h"
+#include "attune/util/error.h"
+
+namespace attune::recipe {
+
+namespace {
+
+struct Target {
+  std::optional<LeverDef> lever;  // a copy: pattern levers get their concrete key
+  std::string doc_key;            // for raw keys
+  bool plan_key = false;          // the edit targets a plan key (gbs, seq_len...) itself
+};
+
+std::string strip_hydra_prefix(const std::string& key) {
+  // HyperPod users write overrides as recipes.model.x; the file holds model.x.
+  if (key.rfind("recipes.", 0) == 0) return key.substr(8);
+  return key;
+}
+
+std::string lever_names(const LeverCatalog& cat, const std::string& dialect) {
+  std::string out;
+  int n = 0;
+  for (const auto& l : cat.levers) {
+    if (!l.pattern.empty() || (!l.dialect.empty() && l.dialect != dialect)) continue;
+    if (n++ == 12) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + l.name;
+  }
+  return out;
+}
+
+Target resolve_target(const Recipe& r, const std::string& name, bool allow_new_key) {
+  const LeverCatalog& cat = r.adapter().catalog();
+  if (const LeverDef* def = cat.by_name(name, r.dialect()); def && !def->key.empty()) return {*def, "", false};
+  std::string raw = strip_hydra_prefix(name);
+  std::string ck = r.adapter().catalog_key(r, raw);
+  if (const LeverDef* def = cat.by_key(ck, r.dialect())) {
+    LeverDef concrete = *def;
+    if (!concrete.pattern.empty()) concrete.key = ck;
+    if (auto e = r.find(ck)) concrete.key = r.adapter().catalog_key(r, e->path);
+    return {concrete, "", false};
+  }
+  bool is_plan_key = false;
+  for (const auto& pk : cat.plan_keys) {
+    if (pk.key == ck || std::find(pk.aliases.begin(), pk.aliases.end(), ck) != pk.aliases.end()) is_plan_key = true;
+  }
+  std::string dk = r.adapter().doc_key(r, ck);
+  if (r.document().find(dk)) return {std::nullopt, dk, is_plan_key};
+  if (r.document().find(raw)) return {std::nullopt, raw, is_plan_key};
+  if (allow_new_key) return {std::nullopt, dk, is_plan_key};
+  throw InputError({r.config_path(), 0, 0}, name,
+                   "unknown lever or key: not a " + framework_title(r.framework()) +
+                       " lever (" + lever_names(cat, r.dialect()) +
+                       ") and not set in the file; pass --add to add a new key");
+}
+
+class FollowUpSolver {
+ public:
+  FollowUpSolver(Recipe& work, const Plan& before, std::vector<Change>& out)
+      : r_(work), before_(before), out_(out) {}
+
+  void resolve_explicit_dp(const std::string& lever) {
+    static const std::set<std::string> layout = {"tp", "pp", "cp", "nodes", "gpus_per_node", "dp_replicate"};
+    if (!layout.count(lever)) return;
+    Plan p = r_.plan();
+    switch (r_.framework()) {
+      case Framework::Torchtitan: {
+        auto shard = r_.find_named("dp_shard");
+        if (shard && shard->value.as_int() && *shard->value.as_int() > 0) {
+          int rest = std::max(1, int_of("dp_replicate", 1) * p.cp * p.tp * p.pp);
+          set_int("dp_shard", p.world / rest, p.world % rest == 0, "data_parallel_shard_degree takes the GPUs the other degrees leave");
+        }
+        break;
+      }
+      case Framework::AutoModel: {
+        auto dp = r_.find_named("dp");
+        if (dp && dp->value.as_int()) {
+          int mp = std::max(1, p.tp * p.cp * p.pp);
+          set_int("dp", p.world / mp, p.world % mp == 0, "dp_size = world / (tp*cp*pp)");
+        }
+        break;
+      }
+      case Framework::Axolotl: {
+        auto shard = r_.find_named("dp_shard");
+        if (shard && shard->value.as_int()) {
+          int rest = std::max(1, int_of("dp_replicate", 1) * p.tp * p.cp);
+          set_int("dp_shard", p.world / rest, p.world % rest == 0, "dp_shard_size = world / (dp_replicate*tp*cp)");
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  void keep_global_batch(const std::string& lever) {
+    Plan p = r_.plan();
+    if (p.gbs == before_.gbs) return;
+    long long per_step = static_cast<long long>(p.mbs) * p.dp;
+    switch (r_.adapter().batch_rule(r_)) {
+      case BatchRule::Explicit:
+      case BatchRule::Torchtitan:
+        // The global batch was implied by mbs*dp; pin it so GA absorbs the change.
+        set_ll("gbs", before_.gbs, true, "the global batch was implied by mbs*dp; set explicitly to keep it");
+        break;
+      case BatchRule::Axolotl:
+        set_ll("grad_accum", per_step > 0 ? before_.gbs / per_step : 0, per_step > 0 && before_.gbs % per_step == 0,
+               "keeps the global batch micro*GA*dp = " + std::to_string(before_.gbs));
+        break;
+      case BatchRule::SmpImplied:
+        // hf_* recipes have no GA key: the per-GPU batch is the only way back.
+        if (lever == "mbs") fail("mbs", "train_batch_size sets the global batch in HyperPod hf_* recipes (no grad accumulation)");
+        set_ll("mbs", p.dp > 0 ? before_.gbs / p.dp : 0, p.dp > 0 && before_.gbs % p.dp == 0,
+               "keeps the global batch train_batch_size*dp = " + std::to_string(before_.gbs));
+        break;
+    }
+  }
+
+ private:
+  int int_of(const std::string& name, int fallback) {
+    auto e = r_.find_named(name);
+    return e && e->value.as_int() ? static_cast<int>(*e->value.as_int()) : fallback;
+  }
+
+  void set_int(const std::string& name, long long v, bool exact, const std::string& why) { set_ll(name, v, exact, why); }
+
+  void set_ll(const std::string& name, long long v, bool exact, const std::string& why) {
+    std::string key = r_.key_of(name);
+    if (!exact || v <= 0) {
+      fail(key.empty() ? name : key, "cannot keep the global batch of " + std::to_string(before_.gbs) +
+                                          " samples: it is not divisible by the new layout (" + why + ")");
+    }
+    Change c;
+    c.key = key;
+    if (auto e = r_.document().find(key)) c.old_value = e->value;
+    c.new_value = Value::integer(v);
+    c.why = why;
+    r_.apply(c);
+    out_.push_back(c);
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) {
+    throw InputError({r_.config_path(), 0, 0}, key, message);
+  }
+
+  Recipe& r_;
+  const Plan& before_;
+  std::vector<Change>& out_;
+};
+
+bool same_violation(const RuleViolation& a, const RuleViolation& b) { return a.rule == b.rule && a.key == b.key; }
+
+void check_new_violations(const Recipe& work, const std::vector<RuleViolation>& before) {
+  for (const auto& v : work.violations()) {
+    if (!v.error) continue;
+    bool old = std::any_of(before.begin(), before.end(), [&](const auto& b) { return same_violation(v, b); });
+    if (!old) throw InputError({work.config_path(), 0, 0}, v.key, v.message + " (rule " + v.rule + ")");
+  }
+}
+
+std::string lever_label(const Target& t, const std::string& requested) {
+  return t.lever ? t.lever->name : requested;
+}
+
+}  // namespace
+
+EditResult Recipe::set(const std::string& lever_or_key, const std::string& value_text, bool allow_new_key) {
+  Target target = resolve_target(*this, lever_or_key, allow_new_key);
+  Recipe work(*this);  // edits happen on a copy: a failure leaves this recipe untouched
+  EditResult result;
+  result.lever = lever_label(target, lever_or_key);
+  result.before = plan();
+  if (result.before.world_source == "assumed") {
+    // An assumed world stays fixed through the edit; otherwise a bigger TP
+    // would quietly assume more GPUs instead of fewer data-parallel replicas.
+    work.hardware_.nodes = result.before.nodes;
+    work.hardware_.gpus_per_node = result.before.gpus_per_node;
+  }
+  std::vector<RuleViolation> before_violations = violations();
+  Value value = Value::parse(value_text);
+
+  if (target.lever) {
+    result.changes = adapter_->translate(work, *target.lever, value);
+  } else {
+    Change c;
+    c.key = target.doc_key;
+    if (auto e = doc_->find(c.key)) c.old_value = e->value;
+    c.new_value = value;
+    result.changes = {c};
+  }
+  for (const auto& c : result.changes) work.apply(c);
+
+  if (!target.plan_key) {
+    FollowUpSolver solver(work, result.before, result.follow_ups);
+    solver.resolve_explicit_dp(result.lever);
+    solver.keep_global_batch(result.lever);
+  }
+  result.after = work.plan();
+  if (!target.plan_key && result.after.gbs != result.before.gbs) {
+    throw InputError({config_path_, 0, 0}, lever_or_key,
+                     "the edit would change the global batch from " + std::to_string(result.before.gbs) + " to " +
+                         std::to_string(result.after.gbs) + " samples");
+  }
+  check_new_violations(work, before_violations);
+  result.after.world_source = result.before.world_source;
+  work.hardware_ = hardware_;
+  *this = std::move(work);
+  return result;
+}
+
+}  // namespace attune::recipe

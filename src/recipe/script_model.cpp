@@ -1,0 +1,318 @@
+#include "script_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "attune/util/error.h"
+
+namespace attune::recipe::script {
+
+namespace {
+
+using bash::Token;
+using bash::TokenKind;
+
+// `--name` or `--name=value`, where the name is a plain word (no quotes or
+// expansions, so a value never starts inside a quote opened in the name).
+bool is_flag_text(std::string_view s) {
+  if (s.size() <= 2 || !s.starts_with("--") || !std::isalnum(static_cast<unsigned char>(s[2]))) return false;
+  std::string_view name = s.substr(0, s.find('='));
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// Words after which a flag takes no more values: another option (`-m`), the
+// training script itself, or an expansion that brings in its own flags.
+bool ends_values(std::string_view s) {
+  bool short_option = s.size() > 1 && s[0] == '-' && std::isalpha(static_cast<unsigned char>(s[1]));
+  bool expands_array = s.find("[@]}") != std::string_view::npos || s.find("[*]}") != std::string_view::npos;
+  return s == "--" || short_option || expands_array || s.ends_with(".py");
+}
+
+bool is_assignment_word(std::string_view w) {
+  if (w.empty() || !bash::is_name_start(w[0])) return false;
+  size_t i = 1;
+  while (i < w.size() && bash::is_name_char(w[i])) ++i;
+  if (i < w.size() && w[i] == '+') ++i;
+  return i < w.size() && w[i] == '=';
+}
+
+bool is_redirect(std::string_view op) {
+  return std::isdigit(static_cast<unsigned char>(op[0])) || op[0] == '<' || op[0] == '>' || op.starts_with("&>");
+}
+
+// Commands whose `--words` are text or tests, not options of a launcher.
+bool takes_no_flags(std::string_view command) {
+  return command == "echo" || command == "printf" || command == "[" || command == "[[" || command == "test";
+}
+
+class Parser {
+ public:
+  Parser(const std::string& name, std::string_view t, const std::vector<Token>& toks)
+      : name_(name), t_(t), toks_(toks) {}
+
+  Model run() {
+    while (!at_end()) statement();
+    return std::move(m_);
+  }
+
+ private:
+  enum class CaseMode { Pattern, Body };
+  using Item = std::optional<Piece>;  // nullopt: a break that ends a flag's values
+
+  bool at_end() const { return i_ >= toks_.size(); }
+  const Token& tok() const { return toks_[i_]; }
+  std::string_view text(const Token& k) const { return t_.substr(k.begin, k.end - k.begin); }
+  bool is_word() const { return !at_end() && tok().kind == TokenKind::Word; }
+  bool is_op(std::string_view op) const {
+    return !at_end() && tok().kind == TokenKind::Op && text(tok()) == op;
+  }
+
+  void statement() {
+    if (!cases_.empty() && cases_.back() == CaseMode::Pattern) return case_pattern();
+    if (!is_word()) return separator();
+    simple_command();
+  }
+
+  void separator() {
+    std::string_view op = text(tok());
+    if (tok().kind == TokenKind::Op && (op == ";;" || op == ";&" || op == ";;&") && !cases_.empty()) {
+      cases_.back() = CaseMode::Pattern;
+    }
+    ++i_;
+  }
+
+  // Skips `a|b)` of a case clause, or ends the case at `esac`.
+  void case_pattern() {
+    while (!at_end() && tok().kind == TokenKind::Newline) ++i_;
+    if (at_end()) return;
+    if (is_word() && text(tok()) == "esac") {
+      cases_.pop_back();
+      --depth_;
+      ++i_;
+      return;
+    }
+    while (!at_end() && !is_op(")")) ++i_;
+    if (!at_end()) ++i_;
+    cases_.back() = CaseMode::Body;
+  }
+
+  void simple_command() {
+    size_t begin = tok().begin;
+    std::vector<Assignment> prefix;
+    while (is_word()) {
+      std::string_view w = text(tok());
+      if (prefix.empty() && keyword(w)) continue;
+      if (!is_assignment_word(w)) break;
+      assignment(false, tok().begin, prefix);
+    }
+    if (!is_word()) {
+      m_.assignments.insert(m_.assignments.end(), prefix.begin(), prefix.end());
+      return;
+    }
+    std::string_view w = text(tok());
+    if (w == "export" || w == "declare" || w == "local" || w == "readonly" || w == "typeset") {
+      return declaration(w == "export");
+    }
+    // Assignments before a command only set its environment: not script variables.
+    command(prefix.empty() ? begin : tok().begin);
+  }
+
+  // Consumes a reserved word at command start; false when `w` is none.
+  bool keyword(std::string_view w) {
+    if (w == "if" || w == "while" || w == "until" || w == "{") {
+      ++depth_;
+    } else if (w == "fi" || w == "done" || w == "}") {
+      --depth_;
+    } else if (w == "esac") {
+      if (!cases_.empty()) cases_.pop_back();
+      --depth_;
+    } else if (w == "case") {
+      return case_header();
+    } else if (w == "for" || w == "select") {
+      return loop_header();
+    } else if (w == "function") {
+      i_ += 2;  // the name follows
+      return true;
+    } else if (w != "then" && w != "else" && w != "elif" && w != "do" && w != "!" && w != "time") {
+      return false;
+    }
+    ++i_;
+    return true;
+  }
+
+  bool case_header() {
+    while (!at_end() && !(is_word() && text(tok()) == "in")) ++i_;
+    if (!at_end()) ++i_;
+    cases_.push_back(CaseMode::Pattern);
+    ++depth_;
+    return true;
+  }
+
+  // `for x in a b c` lists words, not options.
+  bool loop_header() {
+    ++depth_;
+    while (!at_end() && tok().kind != TokenKind::Newline && !is_op(";")) ++i_;
+    return true;
+  }
+
+  void declaration(bool exported) {
+    size_t stmt = tok().begin;
+    ++i_;
+    while (is_word()) {
+      if (is_assignment_word(text(tok()))) {
+        assignment(exported, stmt, m_.assignments);
+        stmt = is_word() ? tok().begin : stmt;
+      } else {
+        ++i_;  // an option such as -x, or a name without a value
+      }
+    }
+  }
+
+  void assignment(bool exported, size_t stmt, std::vector<Assignment>& sink) {
+    const Token& k = tok();
+    std::string_view w = text(k);
+    size_t eq = w.find('=');
+    bool append = w[eq - 1] == '+';
+    std::string name(w.substr(0, eq - (append ? 1 : 0)));
+    ++i_;
+    if (eq + 1 == w.size() && is_op("(") && tok().begin == k.end) return array(name, stmt);
+    sink.push_back(Assignment{name, stmt, k.begin, k.begin + eq + 1, k.end, exported, depth_});
+  }
+
+  void array(const std::string& name, size_t stmt) {
+    size_t open = tok().begin;
+    ++i_;
+    std::vector<Item> items;
+    while (!at_end() && !is_op(")")) {
+      const Token& k = tok();
+      if (k.kind != TokenKind::Word || k.after_continuation) items.push_back(std::nullopt);
+      if (k.kind == TokenKind::Word) {
+        for (const Piece& p : pieces(k, true)) items.push_back(p);
+      }
+      ++i_;
+    }
+    if (at_end()) {
+      bash::LineIndex lines(t_);
+      throw InputError({name_, lines.line(open), lines.column(open)}, "", "unterminated array (missing ')')");
+    }
+    int index = static_cast<int>(m_.arrays.size());
+    m_.arrays.push_back(ArrayDef{name, stmt, open, tok().begin, depth_, false});
+    ++i_;
+    size_t before = m_.flags.size();
+    collect_flags(items, index, -1);
+    m_.arrays.back().has_flags = m_.flags.size() > before;
+  }
+
+  void command(size_t begin) {
+    bool scan = !takes_no_flags(text(tok()));
+    bool expands = false;
+    size_t end = tok().end;
+    std::vector<Item> items;
+    while (!at_end() && tok().kind != TokenKind::Newline) {
+      const Token& k = tok();
+      if (k.kind == TokenKind::Op && !is_redirect(text(k))) break;
+      if (k.kind == TokenKind::Op || k.after_continuation) items.push_back(std::nullopt);
+      if (k.kind == TokenKind::Op) {
+        ++i_;
+        if (is_word()) ++i_;  // the redirection target or heredoc delimiter
+        continue;
+      }
+      expands = expands || text(k).find("[@]}") != std::string_view::npos;
+      items.push_back(pieces(k, false).front());
+      end = k.end;
+      ++i_;
+    }
+    int index = static_cast<int>(m_.commands.size());
+    size_t before = m_.flags.size();
+    if (scan) collect_flags(items, -1, index);
+    if (m_.flags.size() > before || expands) m_.commands.push_back(Command{begin, end});
+  }
+
+  std::vector<Piece> pieces(const Token& k, bool split) const {
+    Quote q = split ? bash::whole_quote(t_, k.begin, k.end) : Quote::None;
+    if (q == Quote::None) return {Piece{k.begin, k.end, q, k.begin, k.end, k.begin, k.end}};
+    std::vector<Piece> out;
+    auto fields = bash::split_quoted(t_, k.begin, k.end);
+    for (auto [b, e] : fields) {
+      out.push_back(Piece{b, e, q, k.begin, k.end, fields.front().first, fields.back().second});
+    }
+    return out;
+  }
+
+  void collect_flags(const std::vector<Item>& items, int array, int command) {
+    int current = -1;
+    for (const Item& item : items) {
+      if (!item) {
+        current = -1;
+        continue;
+      }
+      std::string_view s = t_.substr(item->begin, item->end - item->begin);
+      if (is_flag_text(s)) {
+        current = start_flag(*item, s, array, command);
+      } else if (ends_values(s)) {
+        current = -1;
+      } else if (current >= 0) {
+        m_.flags[static_cast<size_t>(current)].values.push_back(*item);
+      }
+    }
+  }
+
+  // Records a flag; returns its index, or -1 when it cannot take more values.
+  int start_flag(const Piece& p, std::string_view s, int array, int command) {
+    Flag f;
+    f.flag = p;
+    f.array = array;
+    f.command = command;
+    size_t eq = s.find('=');
+    f.name = std::string(s.substr(0, eq));
+    f.key = normalise_flag(f.name);
+    f.name_end = p.begin + f.name.size();
+    if (eq != std::string_view::npos) {
+      f.eq_form = true;
+      Piece v = p;
+      v.begin = p.begin + eq + 1;
+      f.values.push_back(v);
+    }
+    m_.flags.push_back(std::move(f));
+    return m_.flags.back().eq_form ? -1 : static_cast<int>(m_.flags.size() - 1);
+  }
+
+  const std::string& name_;
+  std::string_view t_;
+  const std::vector<Token>& toks_;
+  size_t i_ = 0;
+  int depth_ = 0;
+  std::vector<CaseMode> cases_;
+  Model m_;
+};
+
+}  // namespace
+
+std::string normalise_flag(std::string_view flag) {
+  std::string out(flag);
+  for (size_t i = 2; i < out.size(); ++i) {
+    if (out[i] == '_') out[i] = '-';
+  }
+  return out;
+}
+
+const Assignment* effective_assignment(const Model& model, std::string_view name, bool exported) {
+  const Assignment* top = nullptr;
+  const Assignment* any = nullptr;
+  for (const Assignment& a : model.assignments) {
+    if (a.name != name || a.exported != exported) continue;
+    if (a.depth == 0) top = &a;
+    any = &a;
+  }
+  return top ? top : any;
+}
+
+Model scan(const std::string& name, std::string_view text) {
+  std::vector<Token> toks = bash::tokenize(name, text);
+  return Parser(name, text, toks).run();
+}
+
+}  // namespace attune::recipe::script

@@ -1,0 +1,121 @@
+#include "attune/recipe/wrapper_file.h"
+
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "attune/recipe/framework.h"
+#include "attune/util/error.h"
+
+namespace attune::recipe {
+
+namespace {
+
+YAML::Node load_yaml(const std::string& path, const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
+  }
+}
+
+SourceLocation where(const std::string& path, const YAML::Node& n) {
+  return {path, n.Mark().line + 1, n.Mark().column + 1};
+}
+
+std::string scalar(const std::string& path, const YAML::Node& n, const std::string& key) {
+  if (!n.IsScalar()) throw InputError(where(path, n), key, "expected a single value");
+  return n.as<std::string>();
+}
+
+int positive_int(const std::string& path, const YAML::Node& n, const std::string& key) {
+  try {
+    int v = n.as<int>();
+    if (v > 0) return v;
+  } catch (const YAML::Exception&) {
+  }
+  throw InputError(where(path, n), key, "expected a positive integer, got '" + YAML::Dump(n) + "'");
+}
+
+nlohmann::json to_json(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = to_json(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& item : n) j.push_back(to_json(item));
+    return j;
+  }
+  if (n.IsScalar()) return n.as<std::string>();
+  return nullptr;
+}
+
+void read_hardware(const std::string& path, const YAML::Node& hw, WrapperFile& out) {
+  if (!hw.IsMap()) throw InputError(where(path, hw), "hardware", "expected a mapping {gpu, nodes, gpus_per_node}");
+  for (const auto& kv : hw) {
+    std::string key = kv.first.as<std::string>();
+    if (key == "gpu") {
+      std::string g = scalar(path, kv.second, "hardware.gpu");
+      auto norm = normalize_gpu(g);
+      if (!norm) throw InputError(where(path, kv.second), "hardware.gpu", "expected h100, h200 or b200, got '" + g + "'");
+      out.hardware.gpu = *norm;
+    } else if (key == "nodes") {
+      out.hardware.nodes = positive_int(path, kv.second, "hardware.nodes");
+    } else if (key == "gpus_per_node") {
+      out.hardware.gpus_per_node = positive_int(path, kv.second, "hardware.gpus_per_node");
+    } else {
+      throw InputError(where(path, kv.first), "hardware." + key, "unknown key; expected gpu, nodes or gpus_per_node");
+    }
+  }
+}
+
+}  // namespace
+
+bool is_wrapper_file(const std::string& text) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    return root.IsMap() && root["config"] && root["config"].IsScalar() && (root["framework"] || root["hardware"]);
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+WrapperFile parse_wrapper_file(const std::string& path, const std::string& text) {
+  YAML::Node root = load_yaml(path, text);
+  if (!root.IsMap()) throw InputError({path, 1, 1}, "", "expected a mapping at the top level");
+  WrapperFile out;
+  out.path = path;
+  for (const auto& kv : root) {
+    std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "framework") {
+      out.framework = scalar(path, v, key);
+      if (!parse_framework(out.framework)) {
+        throw InputError(where(path, v), key,
+                         "unknown framework '" + out.framework +
+                             "'; expected megatron, automodel, torchtitan, hyperpod, axolotl or bridge");
+      }
+    } else if (key == "config") {
+      std::filesystem::path cfg = scalar(path, v, key);
+      if (cfg.is_relative()) cfg = std::filesystem::path(path).parent_path() / cfg;
+      out.config = cfg.lexically_normal().string();
+    } else if (key == "model") {
+      out.model = scalar(path, v, key);
+    } else if (key == "hardware") {
+      read_hardware(path, v, out);
+    } else if (key == "launch") {
+      out.launch = to_json(v);
+    } else if (key == "measure") {
+      out.measure = to_json(v);
+    } else {
+      throw InputError(where(path, kv.first), key,
+                       "unknown key; expected framework, config, model, hardware, launch or measure");
+    }
+  }
+  if (out.config.empty()) throw InputError({path, 1, 1}, "config", "missing: the framework's own recipe file");
+  return out;
+}
+
+}  // namespace attune::recipe

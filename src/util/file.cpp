@@ -1,0 +1,64 @@
+#include "attune/util/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "attune/util/error.h"
+
+namespace attune {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw InputError({path, 0, 0}, "", std::string("cannot read file: ") + std::strerror(errno));
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw InputError({path, 0, 0}, "", "error while reading file");
+  return buf.str();
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".attune-tmp-XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    throw InputError({path, 0, 0}, "", std::string("cannot write file: ") + std::strerror(errno));
+  }
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw InputError({path, 0, 0}, "", std::string("cannot write file: ") + std::strerror(err));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw InputError({path, 0, 0}, "", std::string("cannot write file: ") + std::strerror(err));
+  }
+  // Keep the permissions of a file we replace (a launch script stays executable).
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) ::chmod(tmp.c_str(), st.st_mode & 07777);
+  else ::chmod(tmp.c_str(), 0644);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw InputError({path, 0, 0}, "", std::string("cannot replace file: ") + std::strerror(err));
+  }
+}
+
+}  // namespace attune

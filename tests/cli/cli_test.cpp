@@ -1,0 +1,147 @@
+// End-to-end checks of the attune binary: exit codes, JSON shape, and that a
+// failed edit writes nothing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status = -1;
+  std::string out;
+};
+
+RunResult run(const std::string& args) {
+  std::string cmd = std::string(ATTUNE_BINARY) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string example(const std::string& name) { return std::string(ATTUNE_SOURCE_DIR) + "/recipes/examples/" + name; }
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attune_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, VersionAndHelp) {
+  auto v = run("--version");
+  EXPECT_EQ(v.status, 0);
+  EXPECT_NE(v.out.find("attune 0."), std::string::npos);
+  auto h = run("levers --help");
+  EXPECT_EQ(h.status, 0);
+  for (const char* flag : {"--json", "--framework", "--model", "--gpu", "--nodes", "--gpus-per-node", "--all"}) {
+    EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
+  }
+  auto s = run("recipe set --help");
+  for (const char* flag : {"--output", "--add", "--json"}) EXPECT_NE(s.out.find(flag), std::string::npos) << flag;
+}
+
+TEST_F(CliTest, LeversJsonShape) {
+  auto r = run("levers " + example("llama3-8b.attune.yaml") + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["framework"], "megatron");
+  for (const char* k : {"world", "tp", "pp", "vp", "cp", "ep", "dp", "mbs", "gbs", "grad_accum", "seq_len",
+                        "recompute", "precision"}) {
+    EXPECT_TRUE(j["plan"].contains(k)) << k;
+  }
+  EXPECT_EQ(j["plan"]["tp"], 2);
+  EXPECT_EQ(j["plan"]["dp"], 4);
+  bool found = false;
+  for (const auto& l : j["levers"]) {
+    if (l["name"] == "tp") {
+      found = true;
+      EXPECT_EQ(l["key"], "--tensor-model-parallel-size");
+      EXPECT_EQ(l["value"], 2);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(CliTest, EveryExampleLoads) {
+  for (const char* f : {"megatron_llama3_8b.sh", "automodel_llama3_8b_pretrain.yaml", "torchtitan_llama3_8b.toml",
+                        "hyperpod_hf_llama3_8b.yaml", "axolotl_llama3_8b_fsdp.yaml", "bridge_llama3_8b_pretrain.yaml"}) {
+    auto r = run("levers " + example(f) + " --json");
+    EXPECT_EQ(r.status, 0) << f << "\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, SetWritesSameFormatAndDiffShowsIt) {
+  fs::path out = dir_ / "tuned.sh";
+  auto r = run("recipe set " + example("megatron_llama3_8b.sh") + " tp=1 -o " + out.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("TP"), std::string::npos);
+  ASSERT_TRUE(fs::exists(out));
+  auto d = run("recipe diff " + example("megatron_llama3_8b.sh") + " " + out.string() + " --json");
+  ASSERT_EQ(d.status, 0) << d.out;
+  auto j = nlohmann::json::parse(d.out);
+  ASSERT_EQ(j["changes"].size(), 1u);
+  EXPECT_EQ(j["changes"][0]["key"], "--tensor-model-parallel-size");
+  EXPECT_EQ(j["changes"][0]["new"], 1);
+}
+
+TEST_F(CliTest, BadInputExitsTwoAndWritesNothing) {
+  fs::path out = dir_ / "never.sh";
+  struct Case {
+    std::string args;
+    std::string expect;
+  } cases[] = {
+      {"recipe set " + example("megatron_llama3_8b.sh") + " tp=3 -o " + out.string(), "heads"},
+      {"recipe set " + example("megatron_llama3_8b.sh") + " nosuchlever=3 -o " + out.string(), "unknown lever"},
+      {"recipe set " + example("megatron_llama3_8b.sh") + " tp=abc -o " + out.string(), "expected an integer"},
+      {"recipe set " + example("megatron_llama3_8b.sh") + " tp -o " + out.string(), "LEVER=VALUE"},
+      {"levers " + (dir_ / "missing.yaml").string(), "cannot read"},
+      {"levers " + example("megatron_llama3_8b.sh") + " --framework caffe", "unknown framework"},
+      {"levers " + example("megatron_llama3_8b.sh") + " --gpu a100", "h100"},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+}
+
+TEST_F(CliTest, MalformedFileNamesLineAndColumn) {
+  fs::path bad = dir_ / "bad.yaml";
+  std::ofstream(bad) << "train:\n  micro_batch_size: [1, 2\n";
+  auto r = run("levers " + bad.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(bad.string() + ":"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, InPlaceEditKeepsOtherBytes) {
+  fs::path copy = dir_ / "t.toml";
+  fs::copy_file(example("torchtitan_llama3_8b.toml"), copy);
+  auto r = run("recipe set " + copy.string() + " mbs=1 -o " + copy.string() + " --nodes 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(copy);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("local_batch_size = 1"), std::string::npos);
+  EXPECT_NE(text.find("global_batch_size = 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("# torchtitan: Llama 3 8B on 8 GPUs (attune example)."), std::string::npos);
+}
+
+}  // namespace
