@@ -21,7 +21,7 @@ struct LeversArgs {
 std::string hardware_line(const recipe::Plan& p) {
   std::string gpu = p.gpu.empty() ? "gpu unknown" : p.gpu;
   return fmt::format("{}, {} node(s) x {} GPUs = world {} ({})", gpu, p.nodes, p.gpus_per_node, p.world,
-                     p.world_source == "file" ? "from the recipe" : p.world_source == "flags" ? "from the flags" : "assumed");
+                     p.world_source == "file" ? "from the recipe" : p.world_source);
 }
 
 void print_plan(const recipe::Plan& p) {
@@ -40,7 +40,6 @@ void print_levers(const recipe::Recipe& r, bool all) {
   for (const auto& lv : levers) {
     if (lv.set_in_file) fmt::print("  {:<28} {:<48} {}\n", lv.def->name, lv.key, lv.value ? lv.value->str() : "");
   }
-  std::string rest;
   int others = 0;
   for (const auto& lv : levers) {
     if (lv.set_in_file) continue;
@@ -48,11 +47,9 @@ void print_levers(const recipe::Recipe& r, bool all) {
     if (all) {
       fmt::print("  {:<28} {:<48} {} (default)\n", lv.def->name, lv.key,
                  lv.def->default_value.empty() ? "-" : lv.def->default_value);
-    } else {
-      rest += (rest.empty() ? "" : ", ") + lv.def->name;
     }
   }
-  if (!all && others > 0) fmt::print("levers at their defaults ({}; --all lists their keys):\n  {}\n", others, rest);
+  if (!all && others > 0) fmt::print("{} more levers at their defaults (--all lists them with their keys)\n", others);
 }
 
 void print_human(const recipe::Recipe& r) {

@@ -114,7 +114,7 @@ Plan Adapter::plan(const Recipe& recipe, int assumed_nodes) const {
   const Hardware& hw = recipe.hardware();
   p.gpus_per_node = hw.gpus_per_node > 0 ? hw.gpus_per_node : (l.gpus_per_node > 0 ? l.gpus_per_node : 8);
   p.nodes = hw.nodes > 0 ? hw.nodes : l.nodes;
-  p.world_source = hw.nodes > 0 ? "flags" : (l.nodes > 0 ? "file" : "assumed");
+  p.world_source = hw.nodes > 0 ? recipe.hardware_source() : (l.nodes > 0 ? "file" : "assumed");
   if (p.nodes <= 0) p.nodes = std::max(1, assumed_nodes);
   p.world = p.nodes * p.gpus_per_node;
 

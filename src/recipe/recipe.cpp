@@ -25,6 +25,7 @@ Recipe::Recipe(const Recipe& o)
       file_hardware_(o.file_hardware_),
       model_(o.model_),
       hardware_(o.hardware_),
+      hardware_source_(o.hardware_source_),
       notes_(o.notes_) {}
 
 namespace {
@@ -49,6 +50,7 @@ Recipe Recipe::load(const std::string& path, const RecipeOptions& options) {
     WrapperFile w = parse_wrapper_file(path, text);
     Recipe r = from_text(w.config, read_file(w.config), merge_wrapper(options, w));
     r.wrapper_path_ = path;
+    if (options.hardware.nodes == 0) r.hardware_source_ = "wrapper";
     return r;
   }
   return from_text(path, std::move(text), options);

@@ -8,9 +8,19 @@ namespace attune::recipe {
 
 namespace {
 
+// Settings that count: a launch script's shell variables (var.*) only feed
+// flags and exports, which are compared themselves.
+std::vector<Entry> settings(const Document& doc) {
+  std::vector<Entry> out;
+  for (auto& e : doc.entries()) {
+    if (doc.format() != Format::Script || e.path.rfind("var.", 0) != 0) out.push_back(e);
+  }
+  return out;
+}
+
 std::map<std::string, Entry> by_path(const Document& doc) {
   std::map<std::string, Entry> out;
-  for (auto& e : doc.entries()) out.emplace(e.path, e);
+  for (auto& e : settings(doc)) out.emplace(e.path, e);
   return out;
 }
 
@@ -23,7 +33,7 @@ void diff_keys(const Recipe& a, const Recipe& b, RecipeDiff& out) {
   auto left = by_path(a.document());
   auto right = by_path(b.document());
   // File order of the first recipe, then keys only the second one has.
-  for (const auto& e : a.document().entries()) {
+  for (const auto& e : settings(a.document())) {
     auto it = right.find(e.path);
     if (it == right.end()) {
       out.keys.push_back({e.path, e.value, std::nullopt, lever_of(a, e.path)});
@@ -31,7 +41,7 @@ void diff_keys(const Recipe& a, const Recipe& b, RecipeDiff& out) {
       out.keys.push_back({e.path, e.value, it->second.value, lever_of(a, e.path)});
     }
   }
-  for (const auto& e : b.document().entries()) {
+  for (const auto& e : settings(b.document())) {
     if (!left.count(e.path)) out.keys.push_back({e.path, std::nullopt, e.value, lever_of(b, e.path)});
   }
 }

@@ -156,11 +156,16 @@ class FollowUpSolver {
 bool same_violation(const RuleViolation& a, const RuleViolation& b) { return a.rule == b.rule && a.key == b.key; }
 
 void check_new_violations(const Recipe& work, const std::vector<RuleViolation>& before) {
+  std::vector<RuleViolation> fresh;
   for (const auto& v : work.violations()) {
-    if (!v.error) continue;
     bool old = std::any_of(before.begin(), before.end(), [&](const auto& b) { return same_violation(v, b); });
-    if (!old) throw InputError({work.config_path(), 0, 0}, v.key, v.message + " (rule " + v.rule + ")");
+    if (v.error && !old) fresh.push_back(v);
   }
+  if (fresh.empty()) return;
+  // Every rule the edit breaks, so one message says all that must change.
+  std::string message;
+  for (const auto& v : fresh) message += (message.empty() ? "" : "; ") + v.message + " (rule " + v.rule + ")";
+  throw InputError({work.config_path(), 0, 0}, fresh.front().key, message);
 }
 
 std::string lever_label(const Target& t, const std::string& requested) {

@@ -92,7 +92,7 @@ TEST_F(CliTest, SetWritesSameFormatAndDiffShowsIt) {
   fs::path out = dir_ / "tuned.sh";
   auto r = run("recipe set " + example("megatron_llama3_8b.sh") + " tp=1 -o " + out.string());
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("TP"), std::string::npos);
+  EXPECT_NE(r.out.find("--tensor-model-parallel-size: 2 -> 1"), std::string::npos) << r.out;
   ASSERT_TRUE(fs::exists(out));
   auto d = run("recipe diff " + example("megatron_llama3_8b.sh") + " " + out.string() + " --json");
   ASSERT_EQ(d.status, 0) << d.out;

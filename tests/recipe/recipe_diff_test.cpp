@@ -68,7 +68,7 @@ TEST(WrapperFile, SuppliesHardwareAndModel) {
   EXPECT_EQ(r.config_path(), (dir / "b.yaml").string());
   EXPECT_EQ(r.hardware().gpu, "h200");
   EXPECT_EQ(r.plan().world, 32);
-  EXPECT_EQ(r.plan().world_source, "flags");
+  EXPECT_EQ(r.plan().world_source, "wrapper");
   ASSERT_TRUE(r.model());
   EXPECT_EQ(r.model()->name, "llama3-8b");
 

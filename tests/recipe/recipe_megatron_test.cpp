@@ -88,12 +88,16 @@ TEST(MegatronRecipe, ImpliedGlobalBatchIsPinnedWhenDpChanges) {
   std::string text = replaced(kScript, "    --global-batch-size $GBS\n", "");
   Recipe r = load(text);
   EXPECT_EQ(r.plan().gbs, 4);  // mbs 1 * dp 4
-  EditResult e = r.set("tp", "1");
+  EditResult e = r.set("tp", "4");
   ASSERT_EQ(e.follow_ups.size(), 1u);
   EXPECT_EQ(e.follow_ups[0].key, "--global-batch-size");
   EXPECT_EQ(e.follow_ups[0].new_value->text, "4");
+  EXPECT_EQ(e.after.dp, 2);
   EXPECT_EQ(e.after.gbs, 4);
   EXPECT_EQ(e.after.grad_accum, 2);
+  // The other way the pinned batch cannot be kept: 4 samples over 8 replicas.
+  Recipe again = load(text);
+  EXPECT_THROW(again.set("tp", "1"), InputError);
 }
 
 TEST(MegatronRecipe, BrokenHeadsRuleIsRefusedAndLeavesTheRecipe) {

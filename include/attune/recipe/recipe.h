@@ -52,7 +52,9 @@ class Recipe {
   // Resolved model: preset plus the recipe's own architecture fields; nullopt
   // when neither the recipe nor the user names one.
   const std::optional<ModelSpec>& model() const { return model_; }
-  const Hardware& hardware() const { return hardware_; }  // from flags/wrapper/file; 0 = unknown
+  const Hardware& hardware() const { return hardware_; }  // from flags or wrapper; 0 = unknown
+  // Where the node count came from when the file is overridden: "flags" or "wrapper".
+  const std::string& hardware_source() const { return hardware_source_; }
 
   // Value of a catalog key (lever or plan key, aliases tried), or nullopt.
   std::optional<Entry> find(const std::string& catalog_key) const;
@@ -91,6 +93,7 @@ class Recipe {
   Hardware file_hardware_;  // what the wrapper says
   std::optional<ModelSpec> model_;
   Hardware hardware_;
+  std::string hardware_source_ = "flags";
   std::vector<std::string> notes_;
 };
 
