@@ -2,7 +2,10 @@
 // Run: ./build/bench/recipe_load_bench
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "attune/recipe/recipe.h"
 #include "attune/util/file.h"
@@ -29,8 +32,38 @@ void set_lever(benchmark::State& state) {
   }
 }
 
+// Every recipe of $ATTUNE_CORPUS/recipes, loaded and planned once per
+// iteration; the figure divided by the file count is the mean per recipe.
+void load_and_plan_corpus(benchmark::State& state) {
+  const char* corpus = std::getenv("ATTUNE_CORPUS");
+  if (!corpus) {
+    state.SkipWithError("ATTUNE_CORPUS not set");
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(corpus) + "/recipes")) {
+    if (!e.is_regular_file()) continue;
+    std::string path = e.path().string();
+    try {
+      std::string text = attune::read_file(path);
+      attune::recipe::Recipe::from_text(path, text);
+      files.emplace_back(path, text);
+    } catch (const std::exception&) {
+      // not a recipe: skipped
+    }
+  }
+  for (auto _ : state) {
+    for (const auto& [path, text] : files) {
+      attune::recipe::Recipe r = attune::recipe::Recipe::from_text(path, text);
+      benchmark::DoNotOptimize(r.plan().gbs);
+    }
+  }
+  state.counters["recipes"] = static_cast<double>(files.size());
+}
+
 }  // namespace
 
+BENCHMARK(load_and_plan_corpus)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(load_and_plan, megatron_script, std::string("megatron_llama3_8b.sh"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(load_and_plan, torchtitan_toml, std::string("torchtitan_llama3_8b.toml"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(load_and_plan, automodel_yaml, std::string("automodel_llama3_8b_pretrain.yaml"))->Unit(benchmark::kMillisecond);
