@@ -174,8 +174,23 @@ void Recipe::resolve_model() {
   model_ = m;
 }
 
+std::optional<Entry> Recipe::elastic_override(const std::string& doc_path) const {
+  // trainer.num_nodes selects the block; it is never overridden by one.
+  if (framework_ != Framework::HyperPod || dialect_ != "llmft" || doc_path == "trainer.num_nodes") return std::nullopt;
+  // LLMFT's scale_config.<nodes> block overrides the base values for that node count.
+  int nodes = hardware_.nodes;
+  if (nodes <= 0) {
+    auto n = doc_->find("trainer.num_nodes");
+    if (!n || !n->value.as_int()) return std::nullopt;
+    nodes = static_cast<int>(*n->value.as_int());
+  }
+  return doc_->find("scale_config." + std::to_string(nodes) + "." + doc_path);
+}
+
 std::optional<Entry> Recipe::find(const std::string& catalog_key) const {
-  if (auto e = doc_->find(adapter_->doc_key(*this, catalog_key))) return e;
+  std::string path = adapter_->doc_key(*this, catalog_key);
+  if (auto e = elastic_override(path)) return e;
+  if (auto e = doc_->find(path)) return e;
   const LeverDef* def = adapter_->catalog().by_key(catalog_key, dialect_);
   std::vector<std::string> aliases;
   if (def) aliases = def->aliases;

@@ -134,6 +134,17 @@ std::optional<Entry> ScriptDocument::find(std::string_view path) const {
   return make.variable(*a);
 }
 
+std::vector<Entry> ScriptDocument::occurrences(std::string_view flag) const {
+  std::vector<Entry> out;
+  if (!is_flag_name(flag)) return out;
+  EntryMaker make(text_, index_->model, index_->lines);
+  std::string key = script::normalise_flag(flag);
+  for (const auto& f : index_->model.flags) {
+    if (f.key == key) out.push_back(make.flag(f));
+  }
+  return out;
+}
+
 template <typename Edit>
 bool ScriptDocument::edit(Edit&& make_splices) {
   script::Editor editor(name_, text_, index_->model);

@@ -76,7 +76,7 @@ Value Value::list(std::vector<Value> items) {
 
 Value Value::parse(std::string_view text) {
   std::string l = lower(text);
-  if (l.empty() || l == "null" || l == "~" || l == "none") return Value{ValueKind::Null, std::string(text), {}};
+  if (l.empty() || l == "null" || l == "~") return Value{ValueKind::Null, std::string(text), {}};
   if (l == "true" || l == "false") return Value{ValueKind::Bool, std::string(text), {}};
   long long i;
   if (parse_int_text(text, &i)) return Value{ValueKind::Int, std::string(text), {}};

@@ -430,7 +430,7 @@ TEST(ScriptDocument, WritesNullLikeValuesAsTheirText) {
   auto doc = parse(kArrayScript);
   doc->set("--lr", Value::parse("None"));  // Megatron's own spelling for "unset"
   EXPECT_EQ(doc->text(), replaced(kArrayScript, "--lr 1.5e-4", "--lr None"));
-  EXPECT_EQ(value_of(*doc, "--lr").kind, ValueKind::Null);
+  EXPECT_EQ(value_of(*doc, "--lr").kind, ValueKind::String);
 }
 
 TEST(ScriptDocument, EditsAFlagWithAnEqualsValue) {

@@ -58,6 +58,9 @@ class Recipe {
 
   // Value of a catalog key (lever or plan key, aliases tried), or nullopt.
   std::optional<Entry> find(const std::string& catalog_key) const;
+  // HyperPod LLMFT: the value a scale_config.<nodes> block sets for `doc_path`
+  // at the recipe's node count, which overrides the base value.
+  std::optional<Entry> elastic_override(const std::string& doc_path) const;
   // Value of a canonical lever or plan key by name.
   std::optional<Entry> find_named(const std::string& name) const;
   // The document key for a canonical name ("" when the catalog has none).

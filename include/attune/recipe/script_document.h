@@ -43,6 +43,9 @@ class ScriptDocument : public Document {
 
   std::vector<Entry> entries() const override;
   std::optional<Entry> find(std::string_view path) const override;
+  // Every occurrence of a flag, in file order (argparse takes the last one; the
+  // gate must see a flag given twice with different values).
+  std::vector<Entry> occurrences(std::string_view flag) const;
   // Values are written as their text, quoted for bash when needed. Throws
   // InputError for a path that is not --flag, env.NAME or var.NAME, or for a
   // value that bash would split where it goes (whitespace in an argument

@@ -22,7 +22,7 @@ struct Value {
   static Value number(double v);
   static Value string(std::string s);
   static Value list(std::vector<Value> items);
-  // Infers the kind from plain (unquoted) scalar text: null/~, true/false,
+  // Infers the kind from plain (unquoted) scalar text: null/~/empty, true/false,
   // integers, floats (1e-4, .5, inf), otherwise a string.
   static Value parse(std::string_view text);
 

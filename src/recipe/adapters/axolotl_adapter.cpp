@@ -19,6 +19,8 @@ void AxolotlAdapter::derive_dp(const Layout& l, Plan& p) const {
 
 std::vector<Change> AxolotlAdapter::translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const {
   if (lever.name != "recompute") return Adapter::translate(recipe, lever, value);
+  // gradient_checkpointing also takes offload / offload_disk (recompute plus CPU offload).
+  if (value.str() == "offload" || value.str() == "offload_disk") return {make_change(recipe, lever.key, value)};
   return {make_change(recipe, lever.key, recompute_as_bool(recipe, lever, value))};
 }
 

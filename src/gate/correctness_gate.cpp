@@ -1,0 +1,300 @@
+#include "attune/gate/correctness_gate.h"
+
+#include <algorithm>
+#include <set>
+
+#include "attune/util/error.h"
+#include "invariants.h"
+#include "settings.h"
+
+namespace attune::gate {
+
+GateRefusal::GateRefusal(Verdict v) : std::runtime_error("the correctness gate refused the recipe"), verdict_(std::move(v)) {}
+
+namespace {
+
+const char* kVocabPadding = "vocab_padding";
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// Judges one changed key against the rules, the lever catalog and the options.
+class KeyJudge {
+ public:
+  KeyJudge(const GateRuleSet& rules, const GateOptions& options, const recipe::Recipe& r)
+      : rules_(rules), options_(options), recipe_(r), framework_(recipe::to_string(r.framework())) {}
+
+  void judge(KeyChange& c) const {
+    const recipe::LeverCatalog& cat = recipe_.adapter().catalog();
+    const recipe::LeverDef* lever = cat.by_key(rule_key(c.key), recipe_.dialect());
+    if (lever) c.lever = lever->name;
+    if (lever && c.new_value && !legal_value(*lever, *c.new_value)) {
+      return refuse(c, framework_ + ".lever_value",
+                    "'" + c.new_value->str() + "' is not one of the throughput-equivalent values of lever " +
+                        lever->name);
+    }
+    auto matched = rules_.matching(framework_, rule_key(c.key));
+    if (judge_by_rules(c, matched)) return;
+    if (lever) return judge_lever(c, *lever);
+    if (const recipe::PlanKey* pk = plan_key(cat, rule_key(c.key))) {
+      // The batch decomposition may move as a follow-up; the invariants then
+      // decide. Every other plan key (sequence, architecture) is frozen.
+      if (pk->name == "gbs" || pk->name == "grad_accum" || pk->name == "dp") {
+        return set(c, ChangeStatus::FollowUp, framework_ + ".follow_up",
+                   "may change only while every invariant is kept");
+      }
+      return refuse(c, framework_ + ".plan_key", "a setting the plan is computed from (" + pk->name + ")");
+    }
+    if (contains(normalized_allow_keys(), c.key)) return set(c, ChangeStatus::AllowedKey, "", "allowed by --allow-key");
+    if (options_.unknown_keys_parity) {
+      return set(c, ChangeStatus::Parity, "unknown-key",
+                 "no rule or catalog knows this key; accepted only if the loss-parity check passes");
+    }
+    refuse(c, "unknown-key",
+           "no lever catalog marks this key throughput-only and no rule knows it (fail closed); "
+           "pass --allow-key " + c.key + " to accept it");
+  }
+
+ private:
+  bool judge_by_rules(KeyChange& c, const std::vector<const GateRule*>& matched) const {
+    const GateRule* numerics = nullptr;
+    const GateRule* invariant = nullptr;
+    for (const GateRule* r : matched) {
+      if (r->action == GateAction::Refuse || r->action == GateAction::BenchmarkOnly) {
+        refuse(c, r->id, r->reason);
+        return true;
+      }
+      if (r->action == GateAction::Numerics && (!numerics || !opted_in(*numerics))) numerics = r;
+      if (r->action == GateAction::Invariant) invariant = r;
+    }
+    if (numerics) {
+      if (opted_in(*numerics)) {
+        set(c, ChangeStatus::OptedIn, numerics->id, numerics->reason + " (allowed by --allow " + numerics->allow + ")");
+      } else {
+        refuse(c, numerics->id, numerics->reason + "; pass --allow " + numerics->allow + " to accept it");
+      }
+      return true;
+    }
+    if (invariant) {
+      set(c, ChangeStatus::FollowUp, invariant->id, "may change only while every invariant is kept");
+      return true;
+    }
+    return false;
+  }
+
+  void judge_lever(KeyChange& c, const recipe::LeverDef& lever) const {
+    if (lever.safety == recipe::LeverSafety::Throughput) return set(c, ChangeStatus::Lever, "", "throughput lever");
+    std::string id = framework_ + "." + lever.allow_name;
+    if (contains(options_.allow, lever.allow_name)) {
+      return set(c, ChangeStatus::OptedIn, id, "numerics lever (allowed by --allow " + lever.allow_name + ")");
+    }
+    refuse(c, id, "changes numerics; pass --allow " + lever.allow_name + " to accept it");
+  }
+
+  bool opted_in(const GateRule& r) const { return contains(options_.allow, r.allow); }
+
+  // An enum lever is throughput-only among its catalogued values; another value
+  // (a KD loss where a CE implementation was, an 8-bit optimizer) may not be.
+  static bool legal_value(const recipe::LeverDef& lever, const recipe::Value& v) {
+    if (lever.type != recipe::LeverType::Enum || v.is_null()) return true;
+    std::string text = lower(v.str());
+    for (const auto& legal : lever.values) {
+      std::string l = lower(legal);
+      if (text == l || (text.size() > l.size() && text.compare(text.size() - l.size(), l.size(), l) == 0 &&
+                        text[text.size() - l.size() - 1] == '.')) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::string lower(std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  }
+
+  const recipe::PlanKey* plan_key(const recipe::LeverCatalog& cat, const std::string& key) const {
+    for (const auto& pk : cat.plan_keys) {
+      bool dialect = pk.dialect.empty() || pk.dialect == recipe_.dialect();
+      if (dialect && (pk.key == key || contains(pk.aliases, key))) return &pk;
+    }
+    return nullptr;
+  }
+
+  std::vector<std::string> normalized_allow_keys() const {
+    std::vector<std::string> out;
+    for (const auto& k : options_.allow_keys) out.push_back(normalize_key(recipe_, k));
+    return out;
+  }
+
+  static void set(KeyChange& c, ChangeStatus s, const std::string& rule, const std::string& reason) {
+    c.status = s;
+    c.rule = rule;
+    c.reason = reason;
+  }
+  static void refuse(KeyChange& c, const std::string& rule, const std::string& reason) {
+    set(c, ChangeStatus::Refused, rule, reason);
+  }
+
+  const GateRuleSet& rules_;
+  const GateOptions& options_;
+  const recipe::Recipe& recipe_;
+  std::string framework_;
+};
+
+std::vector<KeyChange> changed_keys(const std::map<std::string, Setting>& before,
+                                    const std::map<std::string, Setting>& after) {
+  std::vector<KeyChange> out;
+  for (const auto& [key, s] : before) {
+    auto it = after.find(key);
+    if (it == after.end()) {
+      out.push_back({key, s.entry.value, std::nullopt, "", ChangeStatus::Refused, "", ""});
+    } else if (!equivalent(s.entry.value, it->second.entry.value)) {
+      out.push_back({key, s.entry.value, it->second.entry.value, "", ChangeStatus::Refused, "", ""});
+    }
+  }
+  for (const auto& [key, s] : after) {
+    if (!before.count(key)) out.push_back({key, std::nullopt, s.entry.value, "", ChangeStatus::Refused, "", ""});
+  }
+  return out;
+}
+
+// A setting the candidate writes twice with different values (and the original
+// did not): which one the framework takes is not certain, so nothing is.
+void refuse_ambiguous(const std::map<std::string, Setting>& before, const std::map<std::string, Setting>& after,
+                      Verdict& v) {
+  for (const auto& [key, s] : after) {
+    auto it = before.find(key);
+    bool was = it != before.end() && it->second.conflicting && equivalent(it->second.entry.value, s.entry.value);
+    if (s.conflicting && !was) {
+      v.reasons.push_back({"ambiguous-key", key,
+                           "set more than once with different values (" + s.entry.value.str() +
+                               "); which one the framework uses is not certain"});
+    }
+  }
+}
+
+bool mcore_vocab(const recipe::Recipe& r) {
+  return r.framework() == recipe::Framework::Megatron || r.framework() == recipe::Framework::Bridge ||
+         (r.framework() == recipe::Framework::HyperPod && (r.dialect() == "nemo1" || r.dialect() == "checkpointless"));
+}
+
+long long padded_vocab(long long vocab, long long divisible_by, int tp) {
+  long long m = divisible_by * tp;
+  return (vocab + m - 1) / m * m;
+}
+
+// Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by*TP,
+// so a TP change can change the output layer (gate.md §3.12).
+void check_vocab_padding(const recipe::Recipe& a, const recipe::Recipe& b, const GateOptions& options,
+                         Verdict& v) {
+  recipe::Plan pa = a.plan(), pb = b.plan();
+  if (pa.tp == pb.tp || !mcore_vocab(a)) return;
+  long long vocab = 0;
+  if (auto e = a.find_named("vocab"); e && e->value.as_int()) vocab = *e->value.as_int();
+  if (!vocab && a.model()) vocab = a.model()->vocab;
+  if (!vocab) {
+    v.warnings.push_back("tp changed but the vocabulary size is unknown: cannot check Megatron's vocab padding");
+    return;
+  }
+  long long div = 128;
+  auto d = a.find("--make-vocab-size-divisible-by");
+  if (d && d->value.as_int()) div = *d->value.as_int();
+  long long x = padded_vocab(vocab, div, pa.tp), y = padded_vocab(vocab, div, pb.tp);
+  if (x == y || contains(options.allow, kVocabPadding)) return;
+  v.reasons.push_back({"vocab-padding", a.key_of("tp"),
+                       "tp " + std::to_string(pa.tp) + " -> " + std::to_string(pb.tp) + " changes the padded vocabulary " +
+                           std::to_string(x) + " -> " + std::to_string(y) +
+                           " (output layer shape); pass --allow vocab_padding to accept it"});
+}
+
+// A setting is on unless it is null, false or the number zero.
+bool enabled(const recipe::Value& v) {
+  if (v.is_null()) return false;
+  if (auto b = v.as_bool()) return *b;
+  if (auto d = v.as_double()) return *d != 0.0;
+  return true;
+}
+
+void flag_benchmark_settings(const GateRuleSet& rules, const recipe::Recipe& r, Verdict& v) {
+  for (const auto& [key, s] : settings_of(r)) {
+    for (const GateRule* rule : rules.matching(recipe::to_string(r.framework()), key)) {
+      if (rule->action == GateAction::BenchmarkOnly && enabled(s.entry.value)) {
+        v.warnings.push_back("benchmark-only setting " + key + " = " + s.entry.value.str() + " (" + rule->id +
+                             "): throughput measured with it is not what real training gets");
+      }
+    }
+  }
+}
+
+void check_framework(const recipe::Recipe& a, const recipe::Recipe& b) {
+  if (a.framework() != b.framework()) {
+    throw InputError({b.config_path(), 0, 0}, "",
+                     "the candidate is a " + recipe::framework_title(b.framework()) + " recipe but the original is " +
+                         recipe::framework_title(a.framework()));
+  }
+}
+
+}  // namespace
+
+CorrectnessGate::CorrectnessGate(GateOptions options)
+    : options_(std::move(options)), rules_(GateRuleSet::with_site_rules(options_.rule_files)) {
+  std::vector<std::string> known = rules_.allow_names();
+  known.push_back(kVocabPadding);
+  for (const char* fw : {"megatron", "automodel", "torchtitan", "hyperpod", "axolotl", "bridge"}) {
+    for (const auto& l : recipe::lever_catalog(fw).levers) {
+      if (!l.allow_name.empty()) known.push_back(l.allow_name);
+    }
+  }
+  for (const auto& a : options_.allow) {
+    if (!contains(known, a)) {
+      std::sort(known.begin(), known.end());
+      known.erase(std::unique(known.begin(), known.end()), known.end());
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InputError({}, "--allow", "unknown opt-in name '" + a + "'; known: " + list);
+    }
+  }
+}
+
+Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Recipe& candidate) const {
+  check_framework(original, candidate);
+  Verdict v;
+  KeyJudge judge(rules_, options_, original);
+  auto before = settings_of(original);
+  auto after = settings_of(candidate);
+  refuse_ambiguous(before, after, v);
+  for (auto& c : changed_keys(before, after)) {
+    judge.judge(c);
+    if (c.status == ChangeStatus::Refused) v.reasons.push_back({c.rule, c.key, c.reason});
+    if (c.status == ChangeStatus::Parity) v.requires_parity = true;
+    v.changes.push_back(std::move(c));
+  }
+  for (const auto& inv : compute_invariants(rules_, original, candidate)) {
+    v.invariants.push_back({inv.name, {inv.before, inv.after}});
+    if (inv.moved()) {
+      std::string unit = inv.unit.empty() ? "" : " " + inv.unit;
+      v.reasons.push_back({"invariant." + inv.name, "",
+                           inv.name + " moved: " + inv.before + unit + " -> " + inv.after + unit});
+    }
+  }
+  check_vocab_padding(original, candidate, options_, v);
+  flag_benchmark_settings(rules_, original, v);
+  recipe::Plan a = original.plan(), b = candidate.plan();
+  if (a.dp != b.dp && (original.framework() == recipe::Framework::Torchtitan ||
+                       original.framework() == recipe::Framework::Axolotl)) {
+    v.warnings.push_back("the data-parallel degree changes (" + std::to_string(a.dp) + " -> " + std::to_string(b.dp) +
+                         "): this framework shards the data loader by DP rank, so the sample order changes");
+  }
+  v.allowed = v.reasons.empty();
+  return v;
+}
+
+ApprovedRecipe CorrectnessGate::approve(const recipe::Recipe& original, const recipe::Recipe& candidate) const {
+  Verdict v = check(original, candidate);
+  if (!v.allowed) throw GateRefusal(std::move(v));
+  return ApprovedRecipe(candidate, std::move(v));
+}
+
+}  // namespace attune::gate
