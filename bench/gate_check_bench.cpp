@@ -47,7 +47,7 @@ BENCHMARK_CAPTURE(check, megatron_tp, std::string("megatron_llama3_8b.sh"), std:
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(check, torchtitan_tp, std::string("torchtitan_llama3_8b.toml"), std::string("tp"), std::string("2"), 2)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(check, hyperpod_tp, std::string("hyperpod_hf_llama3_8b.yaml"), std::string("tp"), std::string("4"), 0)
+BENCHMARK_CAPTURE(check, hyperpod_tp, std::string("hyperpod_hf_llama3_8b.yaml"), std::string("tp"), std::string("1"), 0)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(check, automodel_mbs, std::string("automodel_llama3_8b_pretrain.yaml"), std::string("mbs"),
                   std::string("4"), 0)

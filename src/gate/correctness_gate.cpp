@@ -229,6 +229,11 @@ void flag_benchmark_settings(const GateRuleSet& rules, const recipe::Recipe& r, 
 }
 
 void check_framework(const recipe::Recipe& a, const recipe::Recipe& b) {
+  if (a.document().format() != b.document().format()) {
+    throw InputError({b.config_path(), 0, 0}, "",
+                     "the candidate is a " + recipe::to_string(b.document().format()) + " file but the original is " +
+                         recipe::to_string(a.document().format()) + ": compare two files of the same recipe");
+  }
   if (a.framework() != b.framework()) {
     throw InputError({b.config_path(), 0, 0}, "",
                      "the candidate is a " + recipe::framework_title(b.framework()) + " recipe but the original is " +

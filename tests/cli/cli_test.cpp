@@ -145,3 +145,50 @@ TEST_F(CliTest, InPlaceEditKeepsOtherBytes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CliTest, CheckExitCodesAndJson) {
+  std::string base = example("megatron_llama3_8b.sh");
+  fs::path tuned = dir_ / "tuned.sh";
+  ASSERT_EQ(run("recipe set " + base + " tp=1 -o " + tuned.string()).status, 0);
+  auto ok = run("check " + base + " " + tuned.string() + " --json");
+  ASSERT_EQ(ok.status, 0) << ok.out;
+  auto j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j["verdict"], "allow");
+  EXPECT_EQ(j["changes"][0]["lever"], "tp");
+  EXPECT_EQ(j["invariants"]["gbs"][0], j["invariants"]["gbs"][1]);
+
+  auto refused = run("check " + base + " --edit --lr=1e-3");
+  EXPECT_EQ(refused.status, 1) << refused.out;
+  EXPECT_NE(refused.out.find("REFUSED"), std::string::npos);
+  EXPECT_NE(refused.out.find("megatron.learning_rate"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("invariants"), std::string::npos);
+
+  auto fp8 = run("check " + base + " --edit --fp8-format=hybrid --json");
+  EXPECT_EQ(fp8.status, 1);
+  EXPECT_EQ(run("check " + base + " --edit --fp8-format=hybrid --allow fp8").status, 0);
+
+  auto unknown = run("check " + base + " --edit --made-up-knob=3 --json");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_EQ(nlohmann::json::parse(unknown.out)["reasons"][0]["rule"], "unknown-key");
+  auto parity = run("check " + base + " --edit --made-up-knob=3 --unknown-keys parity --json");
+  EXPECT_EQ(parity.status, 0) << parity.out;
+  EXPECT_EQ(nlohmann::json::parse(parity.out)["requires_parity"], true);
+  EXPECT_EQ(run("check " + base + " --edit --made-up-knob=3 --allow-key --made-up-knob").status, 0);
+}
+
+TEST_F(CliTest, CheckBadInputExitsTwo) {
+  std::string base = example("megatron_llama3_8b.sh");
+  EXPECT_EQ(run("check " + base).status, 2);                                        // no candidate
+  EXPECT_EQ(run("check " + base + " --edit --lr=1 --allow nosuchname").status, 2);   // unknown opt-in
+  EXPECT_EQ(run("check " + base + " " + example("torchtitan_llama3_8b.toml")).status, 2);
+  fs::path site = dir_ / "site.yaml";
+  std::ofstream(site) << "framework: megatron\nrules:\n  - id: megatron.learning_rate\n    category: x\n"
+                         "    action: refuse\n    keys: [--x]\n    reason: r\n";
+  auto redefine = run("check " + base + " " + base + " --gate-rules " + site.string());
+  EXPECT_EQ(redefine.status, 2);
+  EXPECT_NE(redefine.out.find("cannot redefine"), std::string::npos) << redefine.out;
+}
+
+}  // namespace
