@@ -24,7 +24,12 @@ std::string flatten(const std::string& path) {
   try {
     std::string out;
     for (const auto& p : recipe::parse_key_path(path)) {
-      out += p.index >= 0 ? "[" + std::to_string(p.index) + "]" : (out.empty() ? "" : ".") + p.key;
+      if (p.index >= 0) {
+        out.append("[").append(std::to_string(p.index)).append("]");
+      } else {
+        if (!out.empty()) out.push_back('.');
+        out.append(p.key);
+      }
     }
     return out;
   } catch (const std::invalid_argument&) {
