@@ -50,9 +50,16 @@ std::vector<PathPart> parse_key_path(std::string_view path) {
   return parts;
 }
 
+// Built by appending: GCC 12 at -O3 misreports `"\"" + s + "\""` as an
+// overlapping memcpy (-Wrestrict, GCC bug 105651).
 std::string append_key(const std::string& prefix, std::string_view key) {
-  std::string k = needs_quotes(key) ? "\"" + std::string(key) + "\"" : std::string(key);
-  return prefix.empty() ? k : prefix + "." + k;
+  std::string out = prefix;
+  if (!out.empty()) out.push_back('.');
+  bool quote = needs_quotes(key);
+  if (quote) out.push_back('"');
+  out.append(key);
+  if (quote) out.push_back('"');
+  return out;
 }
 
 std::string append_index(const std::string& prefix, int index) {
