@@ -4,7 +4,7 @@ set -euo pipefail
 PACKAGES=(
   cmake g++ make pkg-config
   libyaml-cpp-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libspdlog-dev libfmt-dev libcurl4-openssl-dev
+  libspdlog-dev libfmt-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 missing=()

@@ -18,4 +18,19 @@ std::optional<std::string> normalize_gpu(std::string_view text) {
   return std::nullopt;
 }
 
+const GpuSpec* gpu_spec(std::string_view gpu) {
+  // hardware.csv in the calibration data: H100 SXM5 80 GB, H200 SXM 141 GB, B200 180 GB.
+  static const GpuSpec specs[] = {
+      {"h100", 989, 1979, 80e9 / (1024.0 * 1024 * 1024)},
+      {"h200", 989, 1979, 141e9 / (1024.0 * 1024 * 1024)},
+      {"b200", 2250, 4500, 180e9 / (1024.0 * 1024 * 1024)},
+  };
+  auto name = normalize_gpu(gpu);
+  if (!name) return nullptr;
+  for (const auto& s : specs) {
+    if (s.name == *name) return &s;
+  }
+  return nullptr;
+}
+
 }  // namespace attune::recipe

@@ -192,3 +192,68 @@ TEST_F(CliTest, CheckBadInputExitsTwo) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string iteration_line(int it, double ms, double loss) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                " [2026-11-30 10:00:00.000000] iteration %8d/%8d | consumed samples: %12d | elapsed time per "
+                "iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 3.000000E-04 | "
+                "global batch size:   128 | lm loss: %.6E | loss scale: 1.0 | grad norm: 1.234 | number of skipped "
+                "iterations:   0 | number of nan iterations:   0 |",
+                it, 50, it * 128, ms, 400.0 * 2000.0 / ms, loss);
+  return buf;
+}
+
+// A Megatron-LM log as the last rank prints it (logs.md §1.1): rank prefixes,
+// the first iteration's line, a checkpoint save that slows its interval.
+std::string megatron_log() {
+  std::string out = "[rank0]: using world size: 8\n";
+  for (int it = 1; it <= 50; ++it) {
+    if (it != 1 && it % 5 != 0) continue;
+    double ms = it == 1 ? 9000.0 : (it == 30 ? 4100.0 : 2000.0);
+    if (it == 30) out += "[rank0]: saving checkpoint at iteration      28 to /ckpt\n";
+    out += "[rank7]: " + iteration_line(it, ms, 3.0 - it * 0.01) + "\n";
+  }
+  return out;
+}
+
+TEST_F(CliTest, DiagnoseMegatronLog) {
+  fs::path log = dir_ / "train.log";
+  std::ofstream(log) << megatron_log();
+  auto r = run("diagnose " + log.string() + " --json --world 8 --seq-len 8192 --gpu h100 --model llama3-8b");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["framework"], "megatron");
+  EXPECT_EQ(j["steps"], 11);
+  // 128 samples * 8192 tokens / (2.0 s * 8 GPUs) = 65536 tokens/s/GPU
+  EXPECT_NEAR(j["throughput"]["step_time_s"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(j["throughput"]["tokens_per_s_per_gpu"].get<double>(), 65536.0, 1e-6);
+  EXPECT_NEAR(j["throughput"]["tflops_per_gpu"].get<double>(), 400.0, 1e-6);  // as the log prints it
+  EXPECT_NEAR(j["throughput"]["mfu"].get<double>(), 400.0 / 989.0, 1e-6);
+  EXPECT_TRUE(j["failure"].is_null());
+  EXPECT_EQ(j["loss"].size(), 11u);
+  auto human = run("diagnose " + log.string());
+  EXPECT_EQ(human.status, 0);
+  EXPECT_NE(human.out.find("megatron"), std::string::npos);
+}
+
+TEST_F(CliTest, DiagnoseFailureAndBadInput) {
+  fs::path log = dir_ / "oom.log";
+  std::ofstream(log) << "[rank3]: Traceback (most recent call last):\n"
+                        "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+                        "total capacity of 79.11 GiB of which 1.20 GiB is free.\n";
+  auto r = run("diagnose " + log.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["failure"]["kind"], "oom");
+  EXPECT_EQ(j["failure"]["line"], 2);
+  EXPECT_EQ(j["steps"], 0);
+  EXPECT_EQ(run("diagnose " + (dir_ / "missing.log").string()).status, 2);
+  fs::path empty = dir_ / "empty.log";
+  std::ofstream(empty) << "";
+  EXPECT_EQ(run("diagnose " + empty.string()).status, 2);
+}
+
+}  // namespace

@@ -22,6 +22,17 @@ struct RecipeOptions {
   Hardware hardware;
 };
 
+// Peak dense throughput and memory of a GPU type (vendor figures; the
+// simulator's calibrated catalog refines them). Used for MFU and HBM headroom.
+struct GpuSpec {
+  std::string name;        // h100 | h200 | b200
+  double bf16_tflops = 0;  // dense peak
+  double fp8_tflops = 0;
+  double hbm_gib = 0;      // capacity in GiB (vendor GB / 1.0737)
+};
+// nullptr for an unknown GPU.
+const GpuSpec* gpu_spec(std::string_view gpu);
+
 // Normalises "H100", "h100-sxm", "p5.48xlarge", "ml.p5e.48xlarge", "gb200"... to
 // h100 | h200 | b200; nullopt when it names no supported GPU.
 std::optional<std::string> normalize_gpu(std::string_view text);

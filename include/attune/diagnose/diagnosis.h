@@ -1,0 +1,60 @@
+// Diagnosis: everything the diagnoser reads from a run's logs — the framework,
+// the steady-state throughput (tokens/s/GPU, step time, TFLOP/s/GPU, MFU with
+// its FLOPs convention), noise, memory and headroom, the loss curve, and the
+// failure with its evidence. `attune diagnose` and the campaign use the same
+// code.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/diagnose/failure.h"
+#include "attune/diagnose/flops.h"
+#include "attune/diagnose/steady_state.h"
+#include "attune/recipe/model_spec.h"
+
+namespace attune::diagnose {
+
+// What the log may not say, from the recipe or the command line.
+struct DiagnoseOptions {
+  std::string framework;                  // "" = detect from the text
+  std::optional<recipe::ModelSpec> model; // for FLOPs when the log does not print them
+  std::string gpu;                        // h100 | h200 | b200, for MFU and headroom
+  std::string precision = "bf16";         // peak used for MFU: fp8 recipes use the FP8 peak
+  int world = 0;                          // GPUs in the job
+  long long seq_len = 0;
+  long long global_batch = 0;             // samples per step (when the log does not print it)
+};
+
+struct Diagnosis {
+  std::string framework;
+  int steps = 0;                        // step samples read
+  long last_step = 0;
+  SteadyState steady;
+  std::optional<double> step_time_s;
+  std::optional<double> tokens_per_s_per_gpu;
+  std::optional<double> samples_per_s;
+  std::optional<double> tflops_per_gpu;
+  std::optional<double> mfu;
+  std::string flops_convention;         // which formula the TFLOP/s use
+  std::string throughput_source;        // "log" or "computed"
+  std::optional<double> peak_tflops;    // the peak MFU is measured against
+  std::optional<double> peak_allocated_gib;
+  std::optional<double> peak_reserved_gib;
+  std::optional<double> capacity_gib;
+  std::optional<double> headroom_gib;
+  std::vector<std::pair<long, double>> loss;  // (step, value)
+  std::optional<Failure> failure;
+  std::vector<std::string> notes;
+};
+
+// Reads the log files (in order, as one run) and diagnoses them. Throws
+// InputError for an unreadable file or an empty one.
+Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOptions& options);
+nlohmann::json to_json(const Diagnosis& d);
+
+}  // namespace attune::diagnose

@@ -1,0 +1,126 @@
+// `attune diagnose LOG...`: the steady-state throughput, memory, loss and
+// failure of a run, read from its logs.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "attune/cli/commands.h"
+#include "attune/diagnose/diagnosis.h"
+#include "attune/recipe/recipe.h"
+#include "attune/util/error.h"
+
+namespace attune::cli {
+
+namespace {
+
+struct DiagnoseArgs {
+  std::vector<std::string> logs;
+  std::string recipe;
+  std::string framework;
+  std::string model;
+  std::string gpu;
+  int world = 0;
+  long long seq_len = 0;
+  long long global_batch = 0;
+  bool json = false;
+};
+
+diagnose::DiagnoseOptions options_from(const DiagnoseArgs& a) {
+  diagnose::DiagnoseOptions o;
+  o.framework = a.framework;
+  if (!a.recipe.empty()) {
+    recipe::RecipeOptions ro;
+    ro.model = a.model;
+    ro.hardware.gpu = a.gpu;
+    recipe::Recipe r = recipe::Recipe::load(a.recipe, ro);
+    recipe::Plan p = r.plan();
+    o.model = r.model();
+    o.gpu = p.gpu;
+    o.precision = p.precision;
+    o.world = p.world;
+    o.seq_len = p.seq_len;
+    o.global_batch = p.gbs;
+  }
+  if (!a.model.empty()) {
+    const recipe::ModelSpec* m = recipe::find_model_preset(a.model);
+    if (!m) throw InputError({}, "--model", "unknown model preset '" + a.model + "'");
+    if (!o.model) o.model = *m;
+  }
+  if (!a.gpu.empty()) {
+    if (!recipe::normalize_gpu(a.gpu)) throw InputError({}, "--gpu", "expected h100, h200 or b200, got '" + a.gpu + "'");
+    o.gpu = *recipe::normalize_gpu(a.gpu);
+  }
+  if (a.world > 0) o.world = a.world;
+  if (a.seq_len > 0) o.seq_len = a.seq_len;
+  if (a.global_batch > 0) o.global_batch = a.global_batch;
+  return o;
+}
+
+std::string num(const std::optional<double>& v, const char* fmt_spec, const std::string& unit) {
+  return v ? fmt::format(fmt::runtime(fmt_spec), *v) + unit : "-";
+}
+
+void print_human(const diagnose::Diagnosis& d) {
+  fmt::print("framework   {}\n", d.framework.empty() ? "unknown" : d.framework);
+  fmt::print("steps       {} logged (last step {}), {} used for the steady state{}\n", d.steps, d.last_step,
+             d.steady.samples_used, d.steady.drift ? " — DRIFT: step time keeps rising" : "");
+  fmt::print("throughput  {} tokens/s/GPU · step {} · {} TFLOP/s/GPU · MFU {}\n",
+             num(d.tokens_per_s_per_gpu, "{:.0f}", ""), num(d.step_time_s, "{:.3f}", " s"),
+             num(d.tflops_per_gpu, "{:.1f}", ""), d.mfu ? fmt::format("{:.1f}%", *d.mfu * 100) : "-");
+  if (!d.flops_convention.empty() && d.tflops_per_gpu) {
+    fmt::print("            FLOPs convention {}{}\n", d.flops_convention,
+               d.peak_tflops ? fmt::format(", peak {:.0f} TFLOP/s", *d.peak_tflops) : "");
+  }
+  fmt::print("noise       CV {} · 95% interval of the mean {} – {}\n",
+             d.steady.cv ? fmt::format("{:.1f}%", *d.steady.cv * 100) : "-", num(d.steady.ci95_low_s, "{:.3f}", " s"),
+             num(d.steady.ci95_high_s, "{:.3f}", " s"));
+  fmt::print("memory      peak allocated {} · reserved {} · headroom {}\n", num(d.peak_allocated_gib, "{:.1f}", " GiB"),
+             num(d.peak_reserved_gib, "{:.1f}", " GiB"), num(d.headroom_gib, "{:.1f}", " GiB"));
+  if (!d.loss.empty()) {
+    fmt::print("loss        {:.4f} at step {} ({} values)\n", d.loss.back().second, d.loss.back().first, d.loss.size());
+  }
+  if (d.failure) {
+    fmt::print("failure     {} at line {}: {}\n", to_string(d.failure->kind), d.failure->line, d.failure->evidence);
+  } else {
+    fmt::print("failure     none\n");
+  }
+  for (const auto& n : d.notes) fmt::print("note        {}\n", n);
+}
+
+int run_diagnose(const DiagnoseArgs& a) {
+  diagnose::Diagnosis d = diagnose::diagnose_logs(a.logs, options_from(a));
+  if (a.json) {
+    std::cout << diagnose::to_json(d).dump(2) << "\n";
+  } else {
+    print_human(d);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_diagnose_command(CLI::App& app) {
+  auto args = std::make_shared<DiagnoseArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diagnose", "Read a run's logs (plain or gzip; several files are one run, in order): steady-state throughput, "
+                  "noise, memory and headroom, loss, and the failure with its evidence line.");
+  cmd->add_option("LOG", args->logs, "Log files of the run")->required();
+  cmd->add_option("--framework", args->framework,
+                  "Log format when it cannot be told from the text: megatron, bridge, nemo, automodel, torchtitan, "
+                  "deepspeed, hf");
+  cmd->add_option("--recipe", args->recipe,
+                  "The run's recipe: supplies global batch, sequence length, world size, model and GPU for "
+                  "tokens/s, TFLOP/s and MFU");
+  cmd->add_option("--model", args->model, "Model preset for the FLOPs when the recipe does not say");
+  cmd->add_option("--gpu", args->gpu, "GPU type (h100, h200, b200): peak for MFU and HBM for headroom");
+  cmd->add_option("--world", args->world, "GPUs in the job")->check(CLI::PositiveNumber);
+  cmd->add_option("--seq-len", args->seq_len, "Sequence length in tokens")->check(CLI::PositiveNumber);
+  cmd->add_option("--global-batch", args->global_batch, "Global batch in samples per step")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", args->json,
+                "Print JSON: {framework, steps, throughput: {tokens_per_s_per_gpu, step_time_s, tflops_per_gpu, mfu, "
+                "flops_convention}, noise: {cv}, memory: {...}, loss: [[step, value]], failure}");
+  cmd->callback([args]() { command_status() = run_diagnose(*args); });
+}
+
+}  // namespace attune::cli

@@ -1,0 +1,229 @@
+#include "attune/diagnose/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "attune/diagnose/failure_classifier.h"
+#include "attune/diagnose/log_parser.h"
+#include "attune/diagnose/log_reader.h"
+#include "attune/recipe/hardware.h"
+#include "attune/util/error.h"
+
+namespace attune::diagnose {
+
+namespace {
+
+constexpr size_t kDetectLines = 2000;
+
+// Streams every line once: the first lines are held until the framework is
+// known, then replayed into its parser; failures are classified throughout.
+class LogPass {
+ public:
+  explicit LogPass(const std::string& framework) : forced_(framework) {}
+
+  void feed(const LogLine& line) {
+    classifier_.feed(line);
+    if (!parser_) {
+      held_.push_back({std::string(line.text), line.line, line.rank});
+      if (held_.size() >= kDetectLines) start_parser();
+      return;
+    }
+    parse(line);
+  }
+
+  void finish() {
+    if (!parser_) start_parser();
+  }
+
+  const ParseSink& sink() const { return sink_; }
+  const FailureClassifier& classifier() const { return classifier_; }
+  std::string framework() const { return parser_ ? parser_->framework() : ""; }
+
+ private:
+  struct Held {
+    std::string text;
+    long line;
+    int rank;
+  };
+
+  void start_parser() {
+    std::string fw = forced_;
+    if (fw.empty()) {
+      std::vector<std::string> first;
+      for (const auto& h : held_) first.push_back(h.text);
+      fw = detect_framework(first);
+    }
+    parser_ = make_parser(fw.empty() ? "megatron" : fw);
+    if (!parser_) throw InputError({}, "--framework", "unknown log framework '" + fw + "'");
+    for (const auto& h : held_) parse(LogLine{h.text, h.line, h.rank});
+    held_.clear();
+  }
+
+  void parse(const LogLine& line) {
+    size_t before = sink_.samples.size();
+    parser_->feed(line, sink_);
+    if (sink_.samples.size() > before) classifier_.note_step(line.line);
+  }
+
+  std::string forced_;
+  std::unique_ptr<LogParser> parser_;
+  std::vector<Held> held_;
+  ParseSink sink_;
+  FailureClassifier classifier_;
+};
+
+std::optional<double> median_of(const std::vector<double>& v) {
+  if (v.empty()) return std::nullopt;
+  std::vector<double> s = v;
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
+}
+
+// The log's own per-step figure over the samples the steady state used.
+template <typename Field>
+std::optional<double> logged_median(const std::vector<StepSample>& samples, const SteadyState& st, Field field) {
+  std::vector<double> v;
+  for (const auto& s : samples) {
+    bool dropped = std::find(st.dropped_lines.begin(), st.dropped_lines.end(), s.line) != st.dropped_lines.end();
+    if (!dropped && (s.*field)) v.push_back(*(s.*field));
+  }
+  return median_of(v);
+}
+
+long long global_batch(const std::vector<StepSample>& samples, const DiagnoseOptions& o) {
+  if (o.global_batch > 0) return o.global_batch;
+  for (auto it = samples.rbegin(); it != samples.rend(); ++it) {
+    if (it->global_batch) return *it->global_batch;
+  }
+  return 0;
+}
+
+void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::string& framework, Diagnosis& d) {
+  const auto& samples = sink.samples;
+  d.step_time_s = d.steady.step_time_s;
+  d.tokens_per_s_per_gpu = logged_median(samples, d.steady, &StepSample::tokens_per_s_per_gpu);
+  d.tflops_per_gpu = logged_median(samples, d.steady, &StepSample::tflops_per_gpu);
+  d.mfu = logged_median(samples, d.steady, &StepSample::mfu);
+  d.samples_per_s = logged_median(samples, d.steady, &StepSample::samples_per_s);
+  d.throughput_source = "log";
+  long long gbs = global_batch(samples, o);
+  if (!d.samples_per_s && gbs > 0 && d.step_time_s) d.samples_per_s = gbs / *d.step_time_s;
+  if (!d.tokens_per_s_per_gpu && gbs > 0 && o.seq_len > 0 && o.world > 0 && d.step_time_s) {
+    d.tokens_per_s_per_gpu = gbs * static_cast<double>(o.seq_len) / (*d.step_time_s * o.world);
+    d.throughput_source = "computed";
+  }
+  FlopsConvention conv = framework == "torchtitan" ? FlopsConvention::FullAttention : FlopsConvention::CausalHalved;
+  d.flops_convention = to_string(conv);
+  if (!d.tflops_per_gpu && o.model && o.seq_len > 0 && d.tokens_per_s_per_gpu) {
+    d.tflops_per_gpu = *d.tokens_per_s_per_gpu * flops_per_token(*o.model, o.seq_len, conv) / 1e12;
+  }
+  if (const recipe::GpuSpec* g = recipe::gpu_spec(o.gpu)) {
+    bool fp8 = o.precision.find("fp8") != std::string::npos || o.precision.find("mxfp8") != std::string::npos;
+    d.peak_tflops = fp8 ? g->fp8_tflops : g->bf16_tflops;
+    if (!d.mfu && d.tflops_per_gpu) d.mfu = *d.tflops_per_gpu / *d.peak_tflops;
+    d.capacity_gib = g->hbm_gib;
+  }
+}
+
+void memory(const ParseSink& sink, Diagnosis& d) {
+  auto keep_max = [](std::optional<double>& acc, const std::optional<double>& v) {
+    if (v && (!acc || *v > *acc)) acc = v;
+  };
+  keep_max(d.peak_allocated_gib, sink.peak_mem_allocated_gib);
+  keep_max(d.peak_reserved_gib, sink.peak_mem_reserved_gib);
+  for (const auto& s : sink.samples) {
+    keep_max(d.peak_allocated_gib, s.mem_max_allocated_gib ? s.mem_max_allocated_gib : s.mem_allocated_gib);
+    keep_max(d.peak_reserved_gib, s.mem_max_reserved_gib ? s.mem_max_reserved_gib : s.mem_reserved_gib);
+  }
+  if (sink.mem_capacity_gib) d.capacity_gib = sink.mem_capacity_gib;
+  std::optional<double> used = d.peak_reserved_gib ? d.peak_reserved_gib : d.peak_allocated_gib;
+  if (d.capacity_gib && used) d.headroom_gib = *d.capacity_gib - *used;
+}
+
+void losses_and_nan(const ParseSink& sink, Diagnosis& d) {
+  const StepSample* first_nan = nullptr;
+  for (const auto& s : sink.samples) {
+    if (s.loss && std::isfinite(*s.loss)) d.loss.emplace_back(s.step, *s.loss);
+    if (s.loss_is_nan && !first_nan) first_nan = &s;
+  }
+  // A NaN that only shows as a missing loss field is still a NaN (logs.md §1.6).
+  if (!d.failure && first_nan) {
+    d.failure = Failure{FailureKind::Nan, first_nan->line, "loss is NaN/Inf or missing at step " + std::to_string(first_nan->step), -1};
+  }
+}
+
+}  // namespace
+
+Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOptions& o) {
+  LogPass pass(o.framework);
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(f, ec) && std::filesystem::file_size(f, ec) == 0) {
+      throw InputError({f, 0, 0}, "", "the log is empty");
+    }
+    LogReader::read_file(f, [&](const LogLine& line) { pass.feed(line); });
+  }
+  pass.finish();
+  Diagnosis d;
+  d.framework = pass.framework();
+  const ParseSink& sink = pass.sink();
+  d.steps = static_cast<int>(sink.samples.size());
+  if (!sink.samples.empty()) d.last_step = sink.samples.back().step;
+  d.steady = steady_state(sink.samples, sink.disturbances);
+  throughput(sink, o, d.framework, d);
+  memory(sink, d);
+  d.failure = pass.classifier().result(true);
+  losses_and_nan(sink, d);
+  if (sink.samples.empty()) d.notes.push_back("no step lines found: the run did not reach its first logged step");
+  if (d.steady.drift) d.notes.push_back("step time keeps rising: no steady state (drift)");
+  if (!d.tokens_per_s_per_gpu) {
+    d.notes.push_back("tokens/s/GPU needs the global batch, sequence length and world size: pass --recipe");
+  }
+  return d;
+}
+
+namespace {
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+}  // namespace
+
+nlohmann::json to_json(const Diagnosis& d) {
+  nlohmann::json loss = nlohmann::json::array();
+  for (const auto& [step, v] : d.loss) loss.push_back({step, v});
+  nlohmann::json failure = nullptr;
+  if (d.failure) {
+    failure = {{"kind", to_string(d.failure->kind)}, {"line", d.failure->line}, {"evidence", d.failure->evidence}};
+    if (d.failure->rank >= 0) failure["rank"] = d.failure->rank;
+  }
+  return {
+      {"framework", d.framework},
+      {"steps", d.steps},
+      {"last_step", d.last_step},
+      {"throughput",
+       {{"tokens_per_s_per_gpu", opt(d.tokens_per_s_per_gpu)},
+        {"step_time_s", opt(d.step_time_s)},
+        {"samples_per_s", opt(d.samples_per_s)},
+        {"tflops_per_gpu", opt(d.tflops_per_gpu)},
+        {"mfu", opt(d.mfu)},
+        {"flops_convention", d.flops_convention},
+        {"peak_tflops", opt(d.peak_tflops)},
+        {"source", d.throughput_source}}},
+      {"steady_state",
+       {{"samples", d.steady.samples_total},
+        {"used", d.steady.samples_used},
+        {"steps_used", d.steady.steps_used},
+        {"drift", d.steady.drift}}},
+      {"noise", {{"cv", opt(d.steady.cv)}, {"ci95_s", {opt(d.steady.ci95_low_s), opt(d.steady.ci95_high_s)}}}},
+      {"memory",
+       {{"peak_allocated_gib", opt(d.peak_allocated_gib)},
+        {"peak_reserved_gib", opt(d.peak_reserved_gib)},
+        {"capacity_gib", opt(d.capacity_gib)},
+        {"headroom_gib", opt(d.headroom_gib)}}},
+      {"loss", loss},
+      {"failure", failure},
+      {"notes", d.notes},
+  };
+}
+
+}  // namespace attune::diagnose

@@ -1,0 +1,264 @@
+#include "attune/diagnose/failure_classifier.h"
+
+#include <initializer_list>
+#include <string_view>
+
+namespace attune::diagnose {
+namespace {
+
+constexpr std::size_t kMaxEvidence = 300;
+constexpr long kHangSilenceLines = 50;  // no step line this long before a timeout = hang
+constexpr int kOverflowsForNan = 16;    // 2^16 initial loss scale halved down to 1
+
+bool contains(std::string_view s, std::string_view what) {
+  return s.find(what) != std::string_view::npos;
+}
+
+bool contains_any(std::string_view s, std::initializer_list<std::string_view> what) {
+  for (std::string_view w : what) {
+    if (contains(s, w)) return true;
+  }
+  return false;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool is_alnum(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+std::string_view trim_left(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+// True when a value "nan"/"inf" (any case) follows `key` and spaces somewhere in s.
+bool nonfinite_after(std::string_view s, std::string_view key) {
+  for (std::size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+    std::string_view v = trim_left(s.substr(at + key.size()));
+    if (v.size() < 3 || (v.size() > 3 && is_alnum(v[3]))) continue;
+    char low[3];
+    for (int i = 0; i < 3; ++i) low[i] = static_cast<char>(v[i] | 0x20);  // ASCII lower case
+    const std::string_view word(low, 3);
+    if (word == "nan" || word == "inf") return true;
+  }
+  return false;
+}
+
+// The integer after `key` (spaces allowed), or -1.
+long int_after(std::string_view s, std::string_view key) {
+  const std::size_t at = s.find(key);
+  if (at == std::string_view::npos) return -1;
+  std::string_view v = trim_left(s.substr(at + key.size()));
+  if (v.empty() || !is_digit(v.front())) return -1;
+  long n = 0;
+  for (std::size_t i = 0; i < v.size() && is_digit(v[i]) && n < 1000000000; ++i) {
+    n = n * 10 + (v[i] - '0');
+  }
+  return n;
+}
+
+// torchrun "exitcode : -9" / "exitcode: -9" (SIGKILL: host kill or OOM killer).
+bool is_sigkill_exit(std::string_view s) {
+  if (contains(s, "Signal 9 (SIGKILL)")) return true;
+  const std::size_t at = s.find("exitcode");
+  if (at == std::string_view::npos) return false;
+  std::string_view v = trim_left(s.substr(at + 8));
+  if (v.empty() || v.front() != ':') return false;
+  v = trim_left(v.substr(1));
+  return v.substr(0, 2) == "-9" && (v.size() == 2 || !is_digit(v[2]));
+}
+
+// "XxxError: msg" / "pkg.XxxError" at the start of a line: the exception name, or "".
+std::string_view exception_name(std::string_view s) {
+  std::size_t n = 0;
+  while (n < s.size() && (is_alnum(s[n]) || s[n] == '.')) ++n;
+  const std::string_view name = s.substr(0, n);
+  if (n < s.size() && s[n] != ':') return {};
+  if (!ends_with(name, "Error") && !ends_with(name, "Exception")) return {};
+  return name;
+}
+
+std::string truncate_evidence(std::string_view s) {
+  if (s.size() <= kMaxEvidence) return std::string(s);
+  std::size_t n = kMaxEvidence;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // keep UTF-8 whole
+  return std::string(s.substr(0, n));
+}
+
+Failure make_failure(FailureKind kind, const LogLine& line) {
+  return Failure{kind, line.line, truncate_evidence(line.text), line.rank};
+}
+
+void keep_earliest(std::optional<Failure>& slot, Failure f) {
+  if (!slot || f.line < slot->line) slot = std::move(f);
+}
+
+// Tiers from root cause to consequence; inside a tier the earliest line wins.
+// Unknown pads the shorter tiers.
+constexpr std::array<std::array<FailureKind, 4>, 5> kTiers = {{
+    {FailureKind::Oom, FailureKind::IllegalMemoryAccess, FailureKind::InvalidArgument,
+     FailureKind::ImportError},
+    {FailureKind::NodeFailure, FailureKind::TimeLimit, FailureKind::Unknown, FailureKind::Unknown},
+    {FailureKind::Nan, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown},
+    {FailureKind::Hang, FailureKind::NcclTimeout, FailureKind::NcclError, FailureKind::Unknown},
+    {FailureKind::PythonError, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown},
+}};
+
+}  // namespace
+
+void FailureClassifier::record(FailureKind kind, const LogLine& line) {
+  keep_earliest(first_[static_cast<std::size_t>(kind)], make_failure(kind, line));
+}
+
+void FailureClassifier::note_step(long line) {
+  if (line > last_step_line_) last_step_line_ = line;
+}
+
+void FailureClassifier::feed(const LogLine& line) {
+  if (line.text.empty()) return;
+  if (match_cuda(line) || match_nccl(line) || match_cluster(line) || match_nan(line)) return;
+  match_python(line);
+}
+
+bool FailureClassifier::match_cuda(const LogLine& line) {
+  const std::string_view s = line.text;
+  if (contains_any(s, {"CUDA out of memory", "OutOfMemoryError:"})) {
+    record(FailureKind::Oom, line);
+    return true;
+  }
+  if (contains(s, "illegal memory access was encountered")) {
+    record(FailureKind::IllegalMemoryAccess, line);
+    return true;
+  }
+  return false;
+}
+
+bool FailureClassifier::match_nccl(const LogLine& line) {
+  const std::string_view s = line.text;
+  if (contains(s, "Watchdog caught collective operation timeout")) {
+    const bool silent = last_step_line_ > 0 && line.line - last_step_line_ > kHangSilenceLines;
+    record(silent ? FailureKind::Hang : FailureKind::NcclTimeout, line);
+    return true;
+  }
+  if (contains(s, "ncclRemoteError")) keep_earliest(remote_error_, make_failure(FailureKind::NodeFailure, line));
+  if (contains_any(s, {"NCCL error", "ncclSystemError", "ncclRemoteError", "ncclInternalError",
+                       "ncclUnhandledCudaError", "ncclInvalidUsage", "ncclInvalidArgument"})) {
+    record(FailureKind::NcclError, line);
+    return true;
+  }
+  // The heartbeat monitor's store noise says "Connection reset by peer" too,
+  // but it belongs to a hang, not to a dead node.
+  if (contains(s, "Connection reset by peer") && !contains(s, "exception dump flag")) {
+    keep_earliest(conn_reset_, make_failure(FailureKind::NodeFailure, line));
+    return true;
+  }
+  return false;
+}
+
+bool FailureClassifier::match_cluster(const LogLine& line) {
+  const std::string_view s = line.text;
+  if (contains(s, "DUE TO NODE FAILURE") || is_sigkill_exit(s)) {
+    record(FailureKind::NodeFailure, line);
+    return true;
+  }
+  if (contains(s, "CANCELLED AT") && contains(s, "DUE TO TIME LIMIT")) {
+    record(FailureKind::TimeLimit, line);
+    return true;
+  }
+  return false;
+}
+
+bool FailureClassifier::match_nan(const LogLine& line) {
+  const std::string_view s = line.text;
+  const bool nan = contains_any(s, {"ound NaN in", "ound Inf in", "Unexpected result nan",
+                                    "Unexpected result inf", "loss scale already at minimum"}) ||
+                   nonfinite_after(s, "grad norm:") || nonfinite_after(s, "'grad_norm':") ||
+                   nonfinite_after(s, "'loss':") || nonfinite_after(s, "loss:") ||
+                   int_after(s, "number of nan iterations:") > 0;
+  if (nan) {
+    record(FailureKind::Nan, line);
+    return true;
+  }
+  const std::size_t at = s.find("OVERFLOW! Rank");
+  if (at == std::string_view::npos) return false;
+  // Overflows are normal while the fp16 loss scale calibrates; only a long run
+  // of them (scale driven towards 1) means the loss itself is non-finite.
+  const int rank = static_cast<int>(int_after(s.substr(at), "OVERFLOW! Rank"));
+  if (!first_overflow_) {
+    first_overflow_ = make_failure(FailureKind::Nan, line);
+    overflow_rank_ = rank;
+  }
+  if (rank == overflow_rank_ && ++overflow_count_ == kOverflowsForNan) {
+    keep_earliest(first_[static_cast<std::size_t>(FailureKind::Nan)], *first_overflow_);
+  }
+  return true;
+}
+
+void FailureClassifier::match_python(const LogLine& line) {
+  const std::string_view s = trim_left(line.text);
+  if (contains_any(s, {": error: unrecognized arguments", ": error: argument ",
+                       ": error: the following arguments are required"})) {
+    record(FailureKind::InvalidArgument, line);
+    return;
+  }
+  if (s.rfind("Traceback (most recent call last)", 0) == 0) {
+    seen_traceback_ = true;
+    return;
+  }
+  if (s.rfind("File \"", 0) == 0) {
+    last_frame_[line.rank].assign(s);
+    return;
+  }
+  const std::string_view name = exception_name(s);
+  if (name.empty() || !seen_traceback_) return;
+  if (ends_with(name, "ChildFailedError")) {
+    keep_earliest(child_failed_, make_failure(FailureKind::PythonError, line));
+    return;
+  }
+  record(classify_exception(name, s, line.rank), line);
+}
+
+FailureKind FailureClassifier::classify_exception(std::string_view name, std::string_view text,
+                                                  int rank) const {
+  if (ends_with(name, "ModuleNotFoundError") || ends_with(name, "ImportError")) {
+    return FailureKind::ImportError;
+  }
+  const bool config_type = name == "AssertionError" || name == "ValueError" ||
+                           name == "RuntimeError" || name == "TypeError";
+  if (config_type && contains(text, "divisible")) return FailureKind::InvalidArgument;
+  const auto frame = last_frame_.find(rank);
+  if (config_type && name != "RuntimeError" && frame != last_frame_.end() &&
+      contains_any(frame->second, {"arguments.py", "training_args.py", "validate_args",
+                                   "__post_init__", "parse_args"})) {
+    return FailureKind::InvalidArgument;
+  }
+  return FailureKind::PythonError;
+}
+
+std::optional<Failure> FailureClassifier::result(bool run_ended_early) const {
+  std::optional<Failure> node = first_[static_cast<std::size_t>(FailureKind::NodeFailure)];
+  if (conn_reset_ && remote_error_) {
+    keep_earliest(node, *conn_reset_);
+    keep_earliest(node, *remote_error_);
+  }
+  for (const auto& tier : kTiers) {
+    std::optional<Failure> best;
+    for (FailureKind k : tier) {
+      const bool traceback_only = k == FailureKind::ImportError || k == FailureKind::PythonError;
+      if (traceback_only && !run_ended_early) continue;
+      if (k == FailureKind::Unknown) continue;
+      const auto& slot = k == FailureKind::NodeFailure ? node : first_[static_cast<std::size_t>(k)];
+      if (slot) keep_earliest(best, *slot);
+    }
+    if (best) return best;
+  }
+  if (run_ended_early && child_failed_) return child_failed_;
+  return std::nullopt;
+}
+
+}  // namespace attune::diagnose

@@ -1,0 +1,257 @@
+// Megatron-LM parser: the per-iteration line (current, 2024 and <=2023
+// layouts), the "[Rank r] (after N iterations) memory (MB)" report, checkpoint
+// saves and evaluations. Timer blocks are recognised (for detection) but not
+// collected: StepSample has no field for them.
+#include <string>
+
+#include "parse_util.h"
+
+namespace attune::diagnose::detail {
+
+namespace {
+
+constexpr auto npos = std::string_view::npos;
+
+std::size_t skip_blanks(std::string_view s, std::size_t i) {
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i;
+}
+
+// Reads digits at i into v; returns the index after them (i if none).
+std::size_t read_long(std::string_view s, std::size_t i, long& v) {
+  auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+  return ec == std::errc() ? static_cast<std::size_t>(p - s.data()) : i;
+}
+
+// Finds "iteration <N>/ <M> |" and returns the index after the '|' (npos if
+// absent). The '/' rules out "validation loss at iteration N |".
+std::size_t iteration_header(std::string_view text, long& it) {
+  std::size_t pos = 0;
+  while ((pos = text.find("iteration", pos)) != npos) {
+    pos += 9;
+    std::size_t i = skip_blanks(text, pos);
+    std::size_t j = read_long(text, i, it);
+    if (j == i) continue;
+    j = skip_blanks(text, j);
+    if (j >= text.size() || text[j] != '/') continue;
+    long total = 0;
+    std::size_t k = skip_blanks(text, j + 1);
+    std::size_t l = read_long(text, k, total);
+    if (l == k) continue;
+    l = skip_blanks(text, l);
+    if (l < text.size() && text[l] == '|') return l + 1;
+  }
+  return npos;
+}
+
+// Loss keys other than "lm loss" that are auxiliary terms, not the training loss.
+bool is_auxiliary_loss(std::string_view key) {
+  return contains(key, "balanc") || contains(key, "mtp") || contains(key, "aux") ||
+         contains(key, "z_loss") || contains(key, "z loss");
+}
+
+struct LossState {
+  bool have_lm = false;   // "lm loss" outranks other loss keys
+  bool any_loss = false;  // some loss field was printed (even nan)
+};
+
+void set_loss(std::string_view val, StepSample& s) {
+  auto v = to_double(val);
+  if (!v) return;
+  if (is_nan_or_inf(*v)) {
+    s.loss_is_nan = true;
+    s.loss.reset();  // a NaN would poison medians downstream
+  } else {
+    s.loss = v;
+  }
+}
+
+void apply_loss(std::string_view key, std::string_view val, StepSample& s, LossState& ls) {
+  if (key == "lm loss") {
+    ls.have_lm = ls.any_loss = true;
+    s.loss_is_nan = false;
+    s.loss.reset();
+    set_loss(val, s);
+  } else if (!ls.have_lm && !ls.any_loss && !is_auxiliary_loss(key)) {
+    ls.any_loss = true;
+    set_loss(val, s);
+  }
+}
+
+void apply_iteration_field(std::string_view key, std::string_view val, StepSample& s,
+                           LossState& ls) {
+  if (key == "elapsed time per iteration (ms)") {
+    if (auto v = to_double(val)) s.step_time_s = *v / 1000.0;
+  } else if (key == "throughput per GPU (TFLOP/s/GPU)") {
+    s.tflops_per_gpu = to_double(val);
+  } else if (key == "learning rate") {
+    s.lr = to_double(val);
+  } else if (key == "global batch size") {
+    s.global_batch = to_long(val);
+  } else if (key == "grad norm") {
+    s.grad_norm = to_double(val);  // kept even when nan: it is what the log says
+  } else if (key == "number of skipped iterations") {
+    s.skipped_iterations = to_long(val);
+  } else if (key == "number of nan iterations") {
+    s.nan_iterations = to_long(val);
+  } else if (key == "samples per second") {  // Megatron-DeepSpeed extras
+    s.samples_per_s = to_double(val);
+  } else if (key == "tokens per gpu per second (tgs)") {
+    s.tokens_per_s_per_gpu = to_double(val);
+  } else if (key == "TFLOPs") {
+    if (!s.tflops_per_gpu) s.tflops_per_gpu = to_double(val);
+  } else if (key.ends_with("loss")) {
+    apply_loss(key, val, s, ls);
+  }
+}
+
+}  // namespace
+
+bool parse_megatron_iteration(std::string_view text, StepSample& s) {
+  long it = 0;
+  std::size_t body = iteration_header(text, it);
+  if (body == npos) return false;
+  s.step = it;
+  LossState ls;
+  for_each_field(text.substr(body), ':', [&](std::string_view k, std::string_view v) {
+    apply_iteration_field(k, v, s, ls);
+  });
+  // Megatron prints a loss only if its average is >= 0, so a NaN loss makes
+  // the field vanish; the nan-iteration count tells that apart (logs.md §1.6).
+  if (!ls.any_loss && s.nan_iterations.value_or(0) > 0) s.loss_is_nan = true;
+  return true;
+}
+
+namespace {
+
+void apply_memory_field(std::string_view key, std::string_view val, double to_gib,
+                        MemoryReport& m) {
+  auto v = to_double(val);
+  if (!v) return;
+  double gib = *v * to_gib;
+  if (key == "allocated" || key == "mem-allocated-gigabytes") {
+    m.allocated = gib;
+  } else if (key == "max allocated" || key == "mem-max-allocated-gigabytes") {
+    m.max_allocated = gib;
+  } else if (key == "reserved" || key == "mem-reserved-gigabytes") {
+    m.reserved = gib;
+  } else if (key == "max reserved" || key == "mem-max-reserved-gigabytes") {
+    m.max_reserved = gib;
+  }
+}
+
+std::optional<long> after_iterations(std::string_view text) {
+  std::size_t p = text.find("(after ");
+  if (p == npos) return std::nullopt;
+  long it = 0;
+  std::size_t i = p + 7;
+  std::size_t j = read_long(text, i, it);
+  if (j == i || text.substr(j).rfind(" iterations)", 0) != 0) return std::nullopt;
+  return it;
+}
+
+void merge_max(MemoryReport& into, const MemoryReport& m) {
+  max_into(into.allocated, m.allocated);
+  max_into(into.max_allocated, m.max_allocated);
+  max_into(into.reserved, m.reserved);
+  max_into(into.max_reserved, m.max_reserved);
+}
+
+void put_memory(const MemoryReport& m, StepSample& s) {
+  max_into(s.mem_allocated_gib, m.allocated);
+  max_into(s.mem_max_allocated_gib, m.max_allocated);
+  max_into(s.mem_reserved_gib, m.reserved);
+  max_into(s.mem_max_reserved_gib, m.max_reserved);
+}
+
+}  // namespace
+
+std::optional<MemoryReport> parse_megatron_memory(std::string_view text) {
+  double to_gib = 0;
+  std::size_t p = text.find("memory (MB)");
+  if (p != npos) {
+    to_gib = 1.0 / kMiB_per_GiB;  // Megatron's MB are 2^20 bytes
+  } else if ((p = text.find("memory (GB)")) != npos) {
+    to_gib = kGB_to_GiB;  // Bridge's GB are 1e9 bytes
+  } else {
+    return std::nullopt;
+  }
+  MemoryReport m;
+  m.after_iteration = after_iterations(text.substr(0, p));
+  for_each_field(text.substr(p + 11), ':', [&](std::string_view k, std::string_view v) {
+    apply_memory_field(k, v, to_gib, m);
+  });
+  if (!m.allocated && !m.max_allocated && !m.reserved && !m.max_reserved) return std::nullopt;
+  return m;
+}
+
+int MegatronLines::detect(std::string_view text) {
+  int score = 0;
+  if (contains(text, "| consumed samples:")) score += 5;
+  if (contains(text, "elapsed time per iteration (ms)")) score += 5;
+  if (contains(text, "memory (MB) | allocated:")) score += 5;
+  if (contains(text, "time across ranks (ms)") || contains(text, "time (ms) | forward-compute"))
+    score += 3;
+  return score;
+}
+
+void MegatronLines::attach_memory(const MemoryReport& m, ParseSink& sink) {
+  max_into(sink.peak_mem_allocated_gib, m.max_allocated ? m.max_allocated : m.allocated);
+  max_into(sink.peak_mem_reserved_gib, m.max_reserved ? m.max_reserved : m.reserved);
+  if (!m.after_iteration) return;  // around checkpoint saves: peaks only
+  if (!sink.samples.empty() && sink.samples.back().step == *m.after_iteration) {
+    put_memory(m, sink.samples.back());
+    return;
+  }
+  // Reported by another rank than the iteration line: it may come first.
+  if (pending_ && pending_->after_iteration == m.after_iteration) {
+    merge_max(*pending_, m);
+  } else {
+    pending_ = m;
+  }
+}
+
+bool MegatronLines::feed(const LogLine& line, ParseSink& sink) {
+  std::string_view t = line.text;
+  // Iteration lines are most of a log: try them before the keyword scans.
+  StepSample s;
+  if (parse_megatron_iteration(t, s)) {
+    s.line = line.line;
+    s.steps_in_interval = steps_.interval(s.step);
+    if (pending_ && pending_->after_iteration == s.step) put_memory(*pending_, s);
+    if (pending_ && pending_->after_iteration <= s.step) pending_.reset();
+    sink.samples.push_back(std::move(s));
+    return true;
+  }
+  if (contains(t, "saving checkpoint at iteration")) {
+    add_disturbance(sink, Disturbance::Kind::Checkpoint, line);
+    return true;
+  }
+  if (contains(t, "validation loss at") || contains(t, " loss at iteration")) {
+    add_disturbance(sink, Disturbance::Kind::Evaluation, line);
+    return true;
+  }
+  if (auto m = parse_megatron_memory(t)) {
+    attach_memory(*m, sink);
+    return true;
+  }
+  return generic_disturbance(line, sink);
+}
+
+namespace {
+
+class MegatronParser : public LogParser {
+ public:
+  std::string framework() const override { return "megatron"; }
+  int detect(std::string_view line) const override { return MegatronLines::detect(line); }
+  void feed(const LogLine& line, ParseSink& sink) override { lines_.feed(line, sink); }
+
+ private:
+  MegatronLines lines_;
+};
+
+}  // namespace
+
+std::unique_ptr<LogParser> make_megatron_parser() { return std::make_unique<MegatronParser>(); }
+
+}  // namespace attune::diagnose::detail

@@ -1,0 +1,160 @@
+// Scanning helpers shared by the log parsers: number parsing without
+// std::regex (too slow for logs of hundreds of MB), '|'-separated field
+// walking, tqdm progress bars, and the Megatron iteration/memory lines that
+// Megatron-LM, Megatron-Bridge and Megatron-DeepSpeed all print.
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "attune/diagnose/log_parser.h"
+
+namespace attune::diagnose::detail {
+
+inline constexpr double kMiB_per_GiB = 1024.0;
+inline constexpr double kGB_to_GiB = 1e9 / (1024.0 * 1024.0 * 1024.0);
+
+inline bool contains(std::string_view s, std::string_view what) {
+  return s.find(what) != std::string_view::npos;
+}
+
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Leading number of s (after blanks; '+', nan and inf accepted).
+inline std::optional<double> to_double(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  if (i < s.size() && s[i] == '+') ++i;
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+  if (ec != std::errc()) return std::nullopt;
+  return v;
+}
+
+// Like to_double but skips thousands separators ("1,234.5"), which torchtitan prints.
+inline std::optional<double> to_double_grouped(std::string_view s) {
+  char buf[64];
+  std::size_t n = 0;
+  for (char c : s) {
+    if (c == ',') continue;
+    if (n == sizeof buf) break;
+    buf[n++] = c;
+  }
+  return to_double(std::string_view(buf, n));
+}
+
+// Integer fields may be printed as floats ("3.2e+4" in Lightning bars).
+inline std::optional<long> to_long(std::string_view s) {
+  auto d = to_double(s);
+  if (!d || !(*d == *d) || *d > 9e18 || *d < -9e18) return std::nullopt;
+  return static_cast<long>(*d + (*d < 0 ? -0.5 : 0.5));
+}
+
+inline bool is_nan_or_inf(double v) { return !(v == v) || v > 1.7e308 || v < -1.7e308; }
+
+inline void max_into(std::optional<double>& into, std::optional<double> v) {
+  if (v && (!into || *v > *into)) into = v;
+}
+
+// Calls f(key, value) for each "key<sep>value" segment of a '|'-separated
+// text; segments without sep are passed with an empty value.
+template <class F>
+void for_each_field(std::string_view text, char sep, F&& f) {
+  while (!text.empty()) {
+    std::size_t bar = text.find('|');
+    std::string_view seg = trim(text.substr(0, bar));
+    text = bar == std::string_view::npos ? std::string_view() : text.substr(bar + 1);
+    if (seg.empty()) continue;
+    std::size_t k = seg.find(sep);
+    if (k == std::string_view::npos) {
+      f(seg, std::string_view());
+    } else {
+      f(trim(seg.substr(0, k)), trim(seg.substr(k + 1)));
+    }
+  }
+}
+
+// Remembers the previous step so each sample says how many steps it covers.
+struct StepCounter {
+  long prev = -1;
+  long interval(long step) {
+    long n = (prev >= 0 && step > prev) ? step - prev : 1;
+    prev = step;
+    return n;
+  }
+};
+
+// A disturbance with the line (shortened) as evidence.
+void add_disturbance(ParseSink& sink, Disturbance::Kind kind, const LogLine& line);
+
+// nsys capture start/end and similar framework-independent markers.
+bool generic_disturbance(const LogLine& line, ParseSink& sink);
+
+// One tqdm progress bar: "desc: 6%|##  | 32040/500150 [6:28<9:39, 1.37it/s, k=v, ...]".
+struct TqdmBar {
+  std::string_view desc;     // text before the percentage
+  long n = 0;
+  long total = 0;
+  std::optional<double> sec_per_it;
+  std::string_view postfix;  // "k=v, k=v" after the rate, may be empty
+};
+std::optional<TqdmBar> parse_tqdm(std::string_view text);
+
+// Calls f(key, value) for each "k=v" of a tqdm postfix.
+template <class F>
+void for_each_postfix(std::string_view postfix, F&& f) {
+  while (!postfix.empty()) {
+    std::size_t comma = postfix.find(", ");
+    std::string_view kv = trim(postfix.substr(0, comma));
+    postfix = comma == std::string_view::npos ? std::string_view() : postfix.substr(comma + 2);
+    std::size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) f(trim(kv.substr(0, eq)), trim(kv.substr(eq + 1)));
+  }
+}
+
+// A Megatron memory report ("memory (MB)" in MiB, Bridge's "memory (GB)" in 1e9 B), in GiB.
+struct MemoryReport {
+  std::optional<long> after_iteration;  // "(after N iterations)"; absent around checkpoint saves
+  std::optional<double> allocated, max_allocated, reserved, max_reserved;
+};
+std::optional<MemoryReport> parse_megatron_memory(std::string_view text);
+
+// Fills s from a Megatron iteration line ("iteration N/ M | consumed samples: ...")
+// incl. the Megatron-DeepSpeed extras; false if the line is not one.
+bool parse_megatron_iteration(std::string_view text, StepSample& s);
+
+// The Megatron line family with its state: iteration lines, memory reports
+// (attached to the sample of their iteration, whichever comes first),
+// checkpoint saves and evaluations. Used by the megatron, bridge and
+// deepspeed parsers.
+class MegatronLines {
+ public:
+  // True if the line was one of Megatron's.
+  bool feed(const LogLine& line, ParseSink& sink);
+  static int detect(std::string_view text);
+
+ private:
+  void attach_memory(const MemoryReport& m, ParseSink& sink);
+  StepCounter steps_;
+  std::optional<MemoryReport> pending_;  // report that arrived before its iteration line
+};
+
+std::unique_ptr<LogParser> make_megatron_parser();
+std::unique_ptr<LogParser> make_bridge_parser();
+std::unique_ptr<LogParser> make_nemo_parser();
+std::unique_ptr<LogParser> make_automodel_parser();
+std::unique_ptr<LogParser> make_torchtitan_parser();
+std::unique_ptr<LogParser> make_deepspeed_parser();
+std::unique_ptr<LogParser> make_hf_parser();
+
+}  // namespace attune::diagnose::detail

@@ -1,0 +1,480 @@
+// Tests of the per-framework log parsers and detection, on fixtures written
+// from the format strings in docs/research/logs.md (not copied from logs).
+#include "attune/diagnose/log_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace attune::diagnose {
+namespace {
+
+constexpr double kEps = 1e-9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    out.emplace_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+ParseSink run(std::string_view framework, std::string_view text) {
+  auto parser = make_parser(framework);
+  EXPECT_NE(parser, nullptr);
+  ParseSink sink;
+  long n = 0;
+  for (const std::string& l : split_lines(text)) {
+    LogLine line{l, ++n, -1};
+    parser->feed(line, sink);
+  }
+  return sink;
+}
+
+int count(const ParseSink& sink, Disturbance::Kind k) {
+  int n = 0;
+  for (const auto& d : sink.disturbances) n += d.kind == k;
+  return n;
+}
+
+// ---------------------------------------------------------------- megatron
+const char* kMegatronCurrent =
+    " [2025-03-01 10:00:00.123456] iteration        1/    1000 | consumed samples:          256 | "
+    "elapsed time per iteration (ms): 15234.5 | throughput per GPU (TFLOP/s/GPU): 120.3 | "
+    "learning rate: 1.000000E-06 | global batch size:   256 | lm loss: 1.083000E+01 | "
+    "loss scale: 1.0 | grad norm: 12.345 | number of skipped iterations:   0 | "
+    "number of nan iterations:   0 |\n"
+    "[Rank 0] (after 1 iterations) memory (MB) | allocated: 20480.00 | max allocated: 40960.00 | "
+    "reserved: 45056.00 | max reserved: 45056.00\n"
+    "[Rank 4] (after 1 iterations) memory (MB) | allocated: 10240.00 | max allocated: 51200.00 | "
+    "reserved: 30720.00 | max reserved: 52224.00\n"
+    "(min, max) time across ranks (ms):\n"
+    "    forward-backward ...............................: (5164.84, 5177.15)\n"
+    " [2025-03-01 10:00:12.000000] iteration       11/    1000 | consumed samples:         2816 | "
+    "elapsed time per iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 456.7 | "
+    "learning rate: 1.100000E-05 | global batch size:   256 | lm loss: 9.876543E+00 | "
+    "load_balancing_loss: 1.010000E+00 | loss scale: 1.0 | grad norm: 3.210 | "
+    "number of skipped iterations:   1 | number of nan iterations:   0 |\n"
+    "saving checkpoint at iteration      11 to /ckpt in torch_dist format\n"
+    "  successfully saved checkpoint from iteration      11 to /ckpt\n"
+    " validation loss at iteration 11 on validation set | lm loss value: 9.5E+00 | "
+    "lm loss PPL: 1.3E+04 |\n"
+    "[Rank 0] (after 21 iterations) memory (MB) | allocated: 2048.00 | max allocated: 4096.00 | "
+    "reserved: 8192.00 | max reserved: 8192.00\n"
+    " [2025-03-01 10:00:24.000000] iteration       21/    1000 | consumed samples:         5376 | "
+    "elapsed time per iteration (ms): 1230.0 | throughput per GPU (TFLOP/s/GPU): 458.0 | "
+    "learning rate: 1.200000E-05 | global batch size:   256 | loss scale: 1.0 | "
+    "number of skipped iterations:   0 | number of nan iterations:   2 |\n";
+
+TEST(MegatronParser, CurrentFormatFieldsAndUnits) {
+  ParseSink sink = run("megatron", kMegatronCurrent);
+  ASSERT_EQ(sink.samples.size(), 3u);
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 1);
+  EXPECT_EQ(s.steps_in_interval, 1);
+  EXPECT_NEAR(*s.step_time_s, 15234.5 / 1000.0, kEps);
+  EXPECT_NEAR(*s.tflops_per_gpu, 120.3, kEps);
+  EXPECT_NEAR(*s.lr, 1e-6, 1e-15);
+  EXPECT_EQ(*s.global_batch, 256);
+  EXPECT_NEAR(*s.loss, 10.83, kEps);
+  EXPECT_NEAR(*s.grad_norm, 12.345, kEps);
+  EXPECT_EQ(*s.skipped_iterations, 0);
+  EXPECT_EQ(*s.nan_iterations, 0);
+  EXPECT_FALSE(s.loss_is_nan);
+  EXPECT_EQ(s.line, 1);
+
+  const StepSample& s2 = sink.samples[1];
+  EXPECT_EQ(s2.step, 11);
+  EXPECT_EQ(s2.steps_in_interval, 10);  // 11 - 1
+  EXPECT_NEAR(*s2.step_time_s, 1.2345, kEps);
+  EXPECT_NEAR(*s2.loss, 9.876543, kEps);  // lm loss, not load_balancing_loss
+  EXPECT_EQ(*s2.skipped_iterations, 1);
+}
+
+TEST(MegatronParser, MemoryReportMaxOverRanksInGiB) {
+  ParseSink sink = run("megatron", kMegatronCurrent);
+  const StepSample& s = sink.samples[0];
+  // MB are MiB: 20480 MiB = 20 GiB; the max over ranks 0 and 4 is kept.
+  EXPECT_NEAR(*s.mem_allocated_gib, 20480.0 / 1024.0, kEps);
+  EXPECT_NEAR(*s.mem_max_allocated_gib, 51200.0 / 1024.0, kEps);
+  EXPECT_NEAR(*s.mem_reserved_gib, 45056.0 / 1024.0, kEps);
+  EXPECT_NEAR(*s.mem_max_reserved_gib, 52224.0 / 1024.0, kEps);
+  EXPECT_NEAR(*sink.peak_mem_allocated_gib, 50.0, kEps);
+  EXPECT_NEAR(*sink.peak_mem_reserved_gib, 51.0, kEps);
+  EXPECT_FALSE(sink.samples[1].mem_allocated_gib.has_value());
+  // The report for iteration 21 came before its iteration line.
+  EXPECT_NEAR(*sink.samples[2].mem_max_allocated_gib, 4.0, kEps);
+}
+
+TEST(MegatronParser, MissingLossWithNanIterationsIsNan) {
+  ParseSink sink = run("megatron", kMegatronCurrent);
+  const StepSample& s = sink.samples[2];
+  EXPECT_EQ(s.step, 21);
+  EXPECT_TRUE(s.loss_is_nan);
+  EXPECT_FALSE(s.loss.has_value());
+  EXPECT_EQ(*s.nan_iterations, 2);
+  EXPECT_FALSE(s.grad_norm.has_value());
+}
+
+TEST(MegatronParser, CheckpointAndEvaluationDisturbances) {
+  ParseSink sink = run("megatron", kMegatronCurrent);
+  ASSERT_EQ(sink.disturbances.size(), 2u);
+  EXPECT_EQ(sink.disturbances[0].kind, Disturbance::Kind::Checkpoint);
+  EXPECT_EQ(sink.disturbances[0].line, 7);
+  EXPECT_EQ(sink.disturbances[1].kind, Disturbance::Kind::Evaluation);
+  EXPECT_NE(sink.disturbances[1].evidence.find("validation loss"), std::string::npos);
+}
+
+const char* kMegatronOld =
+    " iteration      100/  500000 | consumed samples:        51200 | elapsed time per iteration "
+    "(ms): 2345.6 | learning rate: 1.500E-04 | global batch size:   512 | lm loss: 7.123456E+00 | "
+    "sop loss: 6.9E-01 | loss scale: 262144.0 | grad norm: 1.234 | number of skipped iterations:   "
+    "0 | number of nan iterations:   0 |\n"
+    "time (ms) | forward-compute: 58.16 | backward-compute: 42.66 | optimizer: 10.01\n"
+    "[Rank 0] (after 100 iterations) memory (MB) | allocated: 6245.033203125 | max allocated: "
+    "10000.5 | reserved: 12288.0 | max reserved: 12288.0\n"
+    " iteration      200/  500000 | consumed samples:       102400 | elapsed time per iteration "
+    "(ms): 2300.0 | learning rate: 1.500E-04 | global batch size:   512 | lm loss: nan | "
+    "loss scale: 131072.0 | grad norm: nan | number of skipped iterations:   0 | "
+    "number of nan iterations:   1 |\n";
+
+TEST(MegatronParser, OldFormatUnroundedMemoryAndLiteralNan) {
+  ParseSink sink = run("megatron", kMegatronOld);
+  ASSERT_EQ(sink.samples.size(), 2u);  // the timer line is not a sample
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 100);
+  EXPECT_NEAR(*s.step_time_s, 2.3456, kEps);
+  EXPECT_FALSE(s.tflops_per_gpu.has_value());
+  EXPECT_NEAR(*s.lr, 1.5e-4, 1e-15);
+  EXPECT_NEAR(*s.loss, 7.123456, kEps);
+  EXPECT_NEAR(*s.mem_allocated_gib, 6245.033203125 / 1024.0, kEps);
+  const StepSample& n = sink.samples[1];
+  EXPECT_EQ(n.steps_in_interval, 100);
+  EXPECT_TRUE(n.loss_is_nan);
+  EXPECT_FALSE(n.loss.has_value());
+  ASSERT_TRUE(n.grad_norm.has_value());
+  EXPECT_TRUE(*n.grad_norm != *n.grad_norm);  // grad norm kept as printed: nan
+}
+
+const char* kMegatronDeepspeed =
+    " iteration      200/    1000 | consumed samples:        12800 | consumed tokens:     26214400 | "
+    "elapsed time per iteration (ms): 3000.0 | learning rate: 1.000E-04 | global batch size:    64 | "
+    "lm loss: 5.000000E+00 | loss scale: 1.0 | actual seqlen:  2048 | number of skipped iterations:   "
+    "0 | number of nan iterations:   0 | samples per second: 21.333 | tokens per gpu per second "
+    "(tgs): 2730.667 | TFLOPs: 150.25 |\n";
+
+TEST(MegatronParser, MegatronDeepspeedExtras) {
+  for (const char* fw : {"megatron", "deepspeed"}) {
+    ParseSink sink = run(fw, kMegatronDeepspeed);
+    ASSERT_EQ(sink.samples.size(), 1u) << fw;
+    const StepSample& s = sink.samples[0];
+    EXPECT_NEAR(*s.samples_per_s, 21.333, kEps);
+    EXPECT_NEAR(*s.tokens_per_s_per_gpu, 2730.667, kEps);
+    EXPECT_NEAR(*s.tflops_per_gpu, 150.25, kEps);
+    EXPECT_NEAR(*s.step_time_s, 3.0, kEps);
+  }
+}
+
+// ---------------------------------------------------------------- bridge
+const char* kBridge =
+    "Step Time : 2.47s GPU utilization: 512.3MODEL_TFLOP/s/GPU\n"
+    " [2025-08-01 12:00:00] iteration       20/     100 | consumed samples:        10240 | "
+    "elapsed time per iteration (ms): 2468.9 | throughput per GPU (TFLOP/s/GPU): 500.1 | "
+    "learning rate: 3.000000E-04 | global batch size:   512 | lm loss: 6.543210E+00 | "
+    "loss scale: 1.0 | grad norm: 0.876 | number of skipped iterations:   0 | "
+    "number of nan iterations:   0 |\n"
+    "[Rank 0] (after 20 iterations) memory (GB) | mem-allocated-gigabytes: 30.5 | "
+    "mem-active-gigabytes: 30.5 | mem-inactive-gigabytes: 1.2 | mem-reserved-gigabytes: 60.0 | "
+    "mem-max-allocated-gigabytes: 55.0 | mem-max-active-gigabytes: 55 | "
+    "mem-max-inactive-gigabytes: 3 | mem-max-reserved-gigabytes: 62.0 | mem-alloc-retires: 0 | "
+    "mem-allocated-count: 12345\n";
+
+TEST(BridgeParser, StepTimeLineAndGigabyteMemory) {
+  ParseSink sink = run("bridge", kBridge);
+  ASSERT_EQ(sink.samples.size(), 1u);
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 20);
+  EXPECT_NEAR(*s.tflops_per_gpu, 512.3, kEps);  // Bridge's exact interval figure wins
+  EXPECT_NEAR(*s.step_time_s, 2.4689, kEps);    // the more precise elapsed ms stays
+  EXPECT_NEAR(*s.mem_allocated_gib, 30.5e9 / kGiB, kEps);  // GB = 1e9 bytes
+  EXPECT_NEAR(*s.mem_max_reserved_gib, 62.0e9 / kGiB, kEps);
+  EXPECT_NEAR(*sink.peak_mem_allocated_gib, 55.0e9 / kGiB, kEps);
+}
+
+// ---------------------------------------------------------------- nemo
+const char* kNemo2 =
+    "Training epoch 0, iteration 119/999 | lr: 3e-05 | consumed_samples: 121 | global_batch_size: 8 "
+    "| global_step: 120 | reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | "
+    "TFLOPS_per_GPU: 123.4\n"
+    "Training epoch 0, iteration 129/999 | lr: 3e-05 | consumed_samples: 201 | global_batch_size: 8 "
+    "| global_step: 130 | reduced_train_loss: nan | train_step_timing in s: 0.0315\n"
+    "Validation: iteration 1/10\n"
+    "Validation: iteration 2/10\n"
+    "[NeMo I 2025-01-01 00:00:00 nemo_logging:393] Step 131: train_step_timing in s=0.345\n";
+
+TEST(NemoParser, ProgressPrinterAndDeltaTiming) {
+  ParseSink sink = run("nemo", kNemo2);
+  ASSERT_EQ(sink.samples.size(), 3u);
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 119);
+  EXPECT_NEAR(*s.step_time_s, 0.03146, kEps);
+  EXPECT_NEAR(*s.loss, 1.233, kEps);
+  EXPECT_NEAR(*s.lr, 3e-5, 1e-15);
+  EXPECT_EQ(*s.global_batch, 8);
+  EXPECT_NEAR(*s.tflops_per_gpu, 123.4, kEps);
+  EXPECT_EQ(sink.samples[1].steps_in_interval, 10);
+  EXPECT_TRUE(sink.samples[1].loss_is_nan);
+  EXPECT_EQ(sink.samples[2].step, 131);
+  EXPECT_NEAR(*sink.samples[2].step_time_s, 0.345, kEps);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);  // one validation run
+}
+
+const char* kNemo1 =
+    "Epoch 0:   6%|██        | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6, v_num=95nc, "
+    "reduced_train_loss=2.590, global_step=3.2e+4, consumed_samples=2.56e+7, "
+    "train_step_timing in s=0.73]\n"
+    "Epoch 0:   6%|██        | 32041/500150 [6:28:44<94:39:17, 41.36s/it, loss=2.6, "
+    "reduced_train_loss=2.580]\n"
+    "Validation DataLoader 0:  50%|█████     | 5/10 [00:01<00:01,  4.00it/s]\n"
+    "Validation DataLoader 0: 100%|██████████| 10/10 [00:02<00:00,  4.00it/s]\n"
+    "Epoch 0, global step 32041: 'val_loss' reached 2.50000 (best 2.50000), saving model to "
+    "'/ckpt/x.ckpt' as top 1\n"
+    "Epoch 0:  10%|█         | 10/100 [00:30<04:30,  3.00s/it, Loss/train=2.5, Norms/grad_norm=1.1, "
+    "LR/learning_rate=1e-05, Step Time=2.95, TFLOPS/GPU=410.0, Samples/Second=86.8]\n";
+
+TEST(NemoParser, LightningProgressBars) {
+  ParseSink sink = run("nemo", kNemo1);
+  ASSERT_EQ(sink.samples.size(), 3u);
+  EXPECT_EQ(sink.samples[0].step, 32040);
+  EXPECT_NEAR(*sink.samples[0].loss, 2.590, kEps);  // reduced_train_loss over the smoothed loss
+  EXPECT_NEAR(*sink.samples[0].step_time_s, 0.73, kEps);
+  EXPECT_NEAR(*sink.samples[1].step_time_s, 41.36, kEps);  // tqdm rate fallback
+  const StepSample& hp = sink.samples[2];  // HyperPod v1 keys
+  EXPECT_NEAR(*hp.step_time_s, 2.95, kEps);
+  EXPECT_NEAR(*hp.tflops_per_gpu, 410.0, kEps);
+  EXPECT_NEAR(*hp.samples_per_s, 86.8, kEps);
+  EXPECT_NEAR(*hp.grad_norm, 1.1, kEps);
+  EXPECT_NEAR(*hp.lr, 1e-5, 1e-15);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
+}
+
+// ---------------------------------------------------------------- automodel
+const char* kAutomodel =
+    "2026-08-10 15:48:59 | INFO | root | step 13 | epoch 0 | loss 1.2345 | grad_norm 0.5000 | "
+    "lr 1.00e-05 | mem 45.67 GiB | tps 123456.78(15432.10/gpu) | num_label_tokens 4096\n"
+    "2026-08-10 15:49:01 | INFO | root | step 14 | epoch 0 | loss nan | grad_norm nan | "
+    "lr 1.00e-05 | mem 47.00 GiB | tps 120000.00(15000.00/gpu) | num_label_tokens 4000\n"
+    "2026-08-10 15:49:02 | INFO | root | Saving checkpoint to /ckpt/epoch_0_step_14\n";
+
+TEST(AutomodelParser, StepLines) {
+  ParseSink sink = run("automodel", kAutomodel);
+  ASSERT_EQ(sink.samples.size(), 2u);
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 13);
+  EXPECT_NEAR(*s.loss, 1.2345, kEps);
+  EXPECT_NEAR(*s.grad_norm, 0.5, kEps);
+  EXPECT_NEAR(*s.lr, 1e-5, 1e-15);
+  EXPECT_NEAR(*s.mem_max_allocated_gib, 45.67, kEps);
+  EXPECT_NEAR(*s.tokens_per_s, 123456.78, kEps);
+  EXPECT_FALSE(s.tokens_per_s_per_gpu.has_value());  // "/gpu" is per replica
+  EXPECT_TRUE(sink.samples[1].loss_is_nan);
+  EXPECT_NEAR(*sink.peak_mem_allocated_gib, 47.0, kEps);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
+}
+
+// ---------------------------------------------------------------- torchtitan
+const char* kTitan =
+    "[titan] 2025-06-16 22:30:50,322 - root - INFO - step:  1  loss: 12.2500  grad_norm:  5.1234  "
+    "memory: 49.66GiB(52.28%)  tps: 1,234  tflops: 71.47  mfu: 7.23%\n"
+    "[titan] 2025-06-16 22:31:50,322 - root - INFO - step: 10  loss:  8.1234  grad_norm:  1.2345  "
+    "memory: 50.00GiB(52.64%)  tps: 12,345  tflops: 1,234.56  mfu: 42.10%\n"
+    "[titan] 2025-06-16 22:31:51,000 - root - INFO - [GC] Performing periodical GC collection 0.05 "
+    "seconds\n"
+    "[titan] 2025-06-16 22:31:52,000 - root - INFO - Dumping profiler traces at step 20\n"
+    "[titan] 2025-06-16 22:31:53,000 - root - INFO - validate step: 20  loss: 7.0000\n"
+    "[titan] 2025-06-16 22:32:50,322 - root - INFO - step: 20  loss:      nan  grad_norm:     nan  "
+    "memory: 50.00GiB(52.64%)  tps: 12,000  tflops: 700.00  mfu: N/A\n";
+
+TEST(TorchtitanParser, StepLinesAndDisturbances) {
+  ParseSink sink = run("torchtitan", kTitan);
+  ASSERT_EQ(sink.samples.size(), 3u);  // the validate line is not a training step
+  const StepSample& s = sink.samples[1];
+  EXPECT_EQ(s.step, 10);
+  EXPECT_EQ(s.steps_in_interval, 9);
+  EXPECT_NEAR(*s.loss, 8.1234, kEps);
+  EXPECT_NEAR(*s.tokens_per_s_per_gpu, 12345.0, kEps);
+  EXPECT_NEAR(*s.tflops_per_gpu, 1234.56, kEps);
+  EXPECT_NEAR(*s.mfu, 0.421, kEps);
+  EXPECT_NEAR(*s.mem_max_reserved_gib, 50.0, kEps);
+  EXPECT_NEAR(*sink.mem_capacity_gib, 50.0 / 0.5264, 1e-9);
+  const StepSample& n = sink.samples[2];
+  EXPECT_TRUE(n.loss_is_nan);
+  EXPECT_FALSE(n.mfu.has_value());
+  EXPECT_EQ(count(sink, Disturbance::Kind::GarbageCollection), 1);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Profiler), 1);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);
+}
+
+// ---------------------------------------------------------------- deepspeed
+const char* kDeepspeed =
+    "[2025-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=1, "
+    "lr=[0.0001, 0.0001], mom=[(0.9, 0.999)]\n"
+    "[2025-01-01 00:00:00,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=40/global_step=10, "
+    "RunningAvgSamplesPerSec=12.3, CurrSamplesPerSec=12.5, MemAllocated=3.45GB, "
+    "MaxMemAllocated=5.67GB\n"
+    "[2025-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=3, "
+    "lr=[0.0002], mom=[(0.9, 0.999)]\n"
+    "[INFO] [timer.py:181:stop] 0/30, RunningAvgSamplesPerSec=10.5, CurrSamplesPerSec=11.0, "
+    "MemAllocated=1.0GB, MaxMemAllocated=2.0GB\n"
+    "[INFO] [timer.py:181:stop] 0/40, SamplesPerSec=9.5\n"
+    "Engine before step\n"
+    "MA 1.23 GB         Max_MA 7.5 GB         CA 3.45 GB         Max_CA 9 GB \n"
+    "time (ms) | fwd_microstep: 10.00 | bwd_microstep: 20.00 | step_microstep: 5.00\n"
+    "[2025-01-01 00:01:00,000] [INFO] [engine.py:3000:_save_checkpoint] [Torch] Checkpoint "
+    "global_step40 is about to be saved!\n";
+
+TEST(DeepspeedParser, ProgressThroughputAndMemory) {
+  ParseSink sink = run("deepspeed", kDeepspeed);
+  ASSERT_EQ(sink.samples.size(), 4u);  // steps 10 (two lines merged), 20, 30, 40
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 10);
+  EXPECT_EQ(*s.skipped_iterations, 1);
+  EXPECT_NEAR(*s.lr, 1e-4, 1e-15);
+  EXPECT_NEAR(*s.samples_per_s, 12.5, kEps);  // this step, not the running average
+  EXPECT_NEAR(*s.mem_allocated_gib, 3.45, kEps);
+  EXPECT_NEAR(*s.mem_max_allocated_gib, 5.67, kEps);
+  EXPECT_EQ(*sink.samples[1].skipped_iterations, 2);  // cumulative 3 - 1
+  EXPECT_EQ(sink.samples[2].step, 30);
+  EXPECT_NEAR(*sink.samples[2].samples_per_s, 11.0, kEps);
+  EXPECT_EQ(sink.samples[3].step, 40);
+  EXPECT_NEAR(*sink.samples[3].samples_per_s, 9.5, kEps);
+  EXPECT_NEAR(*sink.peak_mem_allocated_gib, 7.5, kEps);
+  EXPECT_NEAR(*sink.peak_mem_reserved_gib, 9.0, kEps);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
+}
+
+// ---------------------------------------------------------------- hf
+const char* kHf =
+    "  5%|▌         | 50/1000 [00:30<09:30,  1.67it/s]\n"
+    "{'loss': 1.5214, 'grad_norm': 82.939, 'learning_rate': 1.43e-06, 'epoch': 0.01}\n"
+    "{'loss': nan, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.02}              \n"
+    "***** Running Evaluation *****\n"
+    " 50%|█████     | 5/10 [00:01<00:01,  4.00it/s]\n"
+    "{'eval_loss': 1.2, 'eval_runtime': 3.4, 'epoch': 0.02}\n"
+    "Saving model checkpoint to out/checkpoint-20\n"
+    "[2026-01-01 00:00:00] [INFO] [axolotl.core.trainers.base.log:776] [PID:1] [RANK:0] "
+    "{'loss': 1.1, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'memory/max_active (GiB)': 30.1, "
+    "'memory/max_allocated (GiB)': 29.5, 'memory/device_reserved (GiB)': 35.2, "
+    "'tokens/train_per_sec_per_gpu': 2500.5, 'epoch': 0.1}\n"
+    "{'train_runtime': 1234.5678, 'train_samples_per_second': 51.84, 'train_steps_per_second': "
+    "0.81, 'train_tokens_per_second': 4321.0, 'train_loss': 1.4, 'epoch': 1.0}\n"
+    "***** train metrics *****\n"
+    "  train_samples_per_second =      51.84\n";
+
+TEST(HfParser, DictsBarSummaryAndDisturbances) {
+  ParseSink sink = run("hf", kHf);
+  ASSERT_EQ(sink.samples.size(), 4u);
+  const StepSample& s = sink.samples[0];
+  EXPECT_EQ(s.step, 50);  // from the training bar
+  EXPECT_NEAR(*s.step_time_s, 1.0 / 1.67, kEps);
+  EXPECT_NEAR(*s.loss, 1.5214, kEps);
+  EXPECT_NEAR(*s.grad_norm, 82.939, kEps);
+  EXPECT_NEAR(*s.lr, 1.43e-6, 1e-15);
+  const StepSample& n = sink.samples[1];
+  EXPECT_EQ(n.step, 51);  // no newer bar: numbered on
+  EXPECT_TRUE(n.loss_is_nan);
+  EXPECT_FALSE(n.loss.has_value());
+  const StepSample& ax = sink.samples[2];
+  EXPECT_NEAR(*ax.mem_max_allocated_gib, 29.5, kEps);
+  EXPECT_NEAR(*ax.mem_reserved_gib, 35.2, kEps);
+  EXPECT_NEAR(*ax.tokens_per_s_per_gpu, 2500.5, kEps);
+  const StepSample& sum = sink.samples[3];
+  EXPECT_NEAR(*sum.step_time_s, 1.0 / 0.81, kEps);
+  EXPECT_EQ(sum.steps_in_interval, 1000);  // 1234.5678 s * 0.81 steps/s
+  EXPECT_NEAR(*sum.samples_per_s, 51.84, kEps);
+  EXPECT_NEAR(*sum.tokens_per_s_per_gpu, 4321.0, kEps);
+  EXPECT_NEAR(*sum.loss, 1.4, kEps);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);  // banner + dict = one run
+  EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
+}
+
+TEST(HfParser, TrainMetricsBlockWithoutDict) {
+  ParseSink sink = run("hf",
+                       "***** train metrics *****\n"
+                       "  epoch                    =        3.0\n"
+                       "  train_loss               =     1.2345\n"
+                       "  train_runtime            = 0:10:00.00\n"
+                       "  train_samples_per_second =     12.345\n"
+                       "  train_steps_per_second   =        0.5\n");
+  ASSERT_EQ(sink.samples.size(), 1u);
+  EXPECT_EQ(sink.samples[0].steps_in_interval, 300);  // 600 s * 0.5 steps/s
+  EXPECT_NEAR(*sink.samples[0].step_time_s, 2.0, kEps);
+  EXPECT_NEAR(*sink.samples[0].samples_per_s, 12.345, kEps);
+}
+
+// ---------------------------------------------------------------- epochs
+TEST(DataEpoch, NewEpochIsADisturbance) {
+  ParseSink nemo = run("nemo",
+                       "Epoch 0: 100%|██████████| 10/10 [00:10<00:00,  1.00it/s, reduced_train_loss=2.0]\n"
+                       "Epoch 1:  10%|█         | 1/10 [00:01<00:09,  1.00it/s, reduced_train_loss=1.9]\n");
+  ASSERT_EQ(nemo.disturbances.size(), 1u);
+  EXPECT_EQ(nemo.disturbances[0].kind, Disturbance::Kind::DataEpoch);
+  EXPECT_EQ(nemo.disturbances[0].line, 2);
+
+  ParseSink am = run("automodel",
+                     "step 9 | epoch 0 | loss 1.0 | tps 10.0(1.0/gpu)\n"
+                     "step 10 | epoch 1 | loss 0.9 | tps 10.0(1.0/gpu)\n");
+  EXPECT_EQ(count(am, Disturbance::Kind::DataEpoch), 1);
+
+  ParseSink hf = run("hf",
+                     "{'loss': 1.0, 'learning_rate': 1e-05, 'epoch': 0.95}\n"
+                     "{'loss': 0.9, 'learning_rate': 1e-05, 'epoch': 1.05}\n"
+                     "{'loss': 0.8, 'learning_rate': 1e-05, 'epoch': 1.15}\n");
+  EXPECT_EQ(count(hf, Disturbance::Kind::DataEpoch), 1);
+  EXPECT_EQ(hf.samples.size(), 3u);
+  EXPECT_EQ(hf.samples[2].step, 3);  // no bar: dicts numbered one by one
+}
+
+// ---------------------------------------------------------------- factory, detection
+TEST(LogParserFactory, NamesAndUnknown) {
+  auto names = parser_names();
+  EXPECT_EQ(names.size(), 7u);
+  for (const auto& n : names) {
+    auto p = make_parser(n);
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_EQ(p->framework(), n);
+  }
+  EXPECT_EQ(make_parser("unknown"), nullptr);
+}
+
+TEST(DetectFramework, PicksTheRightParserForEachSnippet) {
+  struct Case {
+    const char* text;
+    const char* framework;
+  };
+  const Case cases[] = {
+      {kMegatronCurrent, "megatron"}, {kMegatronOld, "megatron"},
+      {kMegatronDeepspeed, "deepspeed"}, {kBridge, "bridge"},
+      {kNemo2, "nemo"}, {kNemo1, "nemo"},
+      {kAutomodel, "automodel"}, {kTitan, "torchtitan"},
+      {kDeepspeed, "deepspeed"}, {kHf, "hf"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(detect_framework(split_lines(c.text)), c.framework) << c.text;
+  EXPECT_EQ(detect_framework({"hello", "world"}), "");
+}
+
+TEST(DetectFramework, LooksAtNoMoreThan2000Lines) {
+  std::vector<std::string> lines(2000, "plain text");
+  lines.push_back("{'loss': 1.0, 'learning_rate': 1e-05}");
+  EXPECT_EQ(detect_framework(lines), "");
+}
+
+}  // namespace
+}  // namespace attune::diagnose
