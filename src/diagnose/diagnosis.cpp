@@ -85,9 +85,8 @@ std::optional<double> median_of(const std::vector<double>& v) {
 template <typename Field>
 std::optional<double> logged_median(const std::vector<StepSample>& samples, const SteadyState& st, Field field) {
   std::vector<double> v;
-  for (const auto& s : samples) {
-    bool dropped = std::find(st.dropped_lines.begin(), st.dropped_lines.end(), s.line) != st.dropped_lines.end();
-    if (!dropped && (s.*field)) v.push_back(*(s.*field));
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (i < st.used.size() && st.used[i] && (samples[i].*field)) v.push_back(*(samples[i].*field));
   }
   return median_of(v);
 }

@@ -21,9 +21,11 @@ std::optional<double> weighted_median(std::vector<std::pair<double, double>> vw)
 namespace {
 
 // A sample is disturbed when a disturbance was logged inside its interval,
-// i.e. after the previous sample's line and up to its own.
-bool disturbed(const std::vector<Disturbance>& ds, long prev_line, long line) {
-  return std::any_of(ds.begin(), ds.end(), [&](const Disturbance& d) { return d.line > prev_line && d.line <= line; });
+// i.e. after the previous sample's line and up to its own. `lines` is sorted;
+// `next` walks it once over the whole run.
+bool disturbed(const std::vector<long>& lines, size_t& next, long prev_line, long line) {
+  while (next < lines.size() && lines[next] <= prev_line) ++next;
+  return next < lines.size() && lines[next] <= line;
 }
 
 // The first logged interval carries compile, NCCL init and allocator growth;
@@ -53,8 +55,13 @@ bool drifting(const std::vector<double>& t) {
 SteadyState steady_state(const std::vector<StepSample>& samples, const std::vector<Disturbance>& disturbances) {
   SteadyState out;
   out.samples_total = static_cast<int>(samples.size());
+  out.used.assign(samples.size(), false);
   if (samples.empty()) return out;
   long warm = warmup_steps(samples);
+  std::vector<long> disturbance_lines;
+  for (const auto& d : disturbances) disturbance_lines.push_back(d.line);
+  std::sort(disturbance_lines.begin(), disturbance_lines.end());
+  size_t next_disturbance = 0;
   std::vector<std::pair<double, double>> used;
   std::vector<double> times;
   long prev_line = 0;
@@ -62,7 +69,7 @@ SteadyState steady_state(const std::vector<StepSample>& samples, const std::vect
     const StepSample& s = samples[i];
     bool drop = i == 0 || s.step <= warm || !s.step_time_s || s.loss_is_nan ||
                 s.skipped_iterations.value_or(0) > 0 || s.nan_iterations.value_or(0) > 0 ||
-                disturbed(disturbances, prev_line, s.line);
+                disturbed(disturbance_lines, next_disturbance, prev_line, s.line);
     prev_line = s.line;
     if (drop) {
       out.dropped_lines.push_back(s.line);
@@ -71,6 +78,7 @@ SteadyState steady_state(const std::vector<StepSample>& samples, const std::vect
     used.emplace_back(*s.step_time_s, static_cast<double>(std::max(1L, s.steps_in_interval)));
     times.push_back(*s.step_time_s);
     out.steps_used += std::max(1L, s.steps_in_interval);
+    out.used[i] = true;
   }
   // A short run has nothing after its warm-up: fall back to every sample but the first.
   if (used.empty() && samples.size() > 1) {
@@ -81,6 +89,7 @@ SteadyState steady_state(const std::vector<StepSample>& samples, const std::vect
       used.emplace_back(*samples[i].step_time_s, static_cast<double>(std::max(1L, samples[i].steps_in_interval)));
       times.push_back(*samples[i].step_time_s);
       out.steps_used += std::max(1L, samples[i].steps_in_interval);
+      out.used[i] = true;
     }
   }
   out.samples_used = static_cast<int>(used.size());

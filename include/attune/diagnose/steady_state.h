@@ -23,6 +23,7 @@ struct SteadyState {
   std::optional<double> ci95_high_s;
   bool drift = false;                  // step time kept rising: no steady state
   std::vector<long> dropped_lines;     // lines of the samples left out
+  std::vector<bool> used;              // per input sample: kept for the steady state
 };
 
 SteadyState steady_state(const std::vector<StepSample>& samples, const std::vector<Disturbance>& disturbances);
