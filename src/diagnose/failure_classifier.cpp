@@ -1,5 +1,8 @@
 #include "attune/diagnose/failure_classifier.h"
 
+#include <bitset>
+#include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string_view>
 
@@ -90,6 +93,64 @@ std::string truncate_evidence(std::string_view s) {
   return std::string(s.substr(0, n));
 }
 
+// A whole word "nan" or "inf" (any case), not counting Megatron's
+// "nan iterations:   0", which every healthy step line prints.
+bool has_nonfinite_word(std::string_view s) {
+  for (std::size_t i = 0; i + 3 <= s.size(); ++i) {
+    const char c = static_cast<char>(s[i] | 0x20);
+    if (c != 'n' && c != 'i') continue;
+    if (i > 0 && is_alnum(s[i - 1])) continue;
+    if (i + 3 < s.size() && is_alnum(s[i + 3])) continue;
+    char low[3] = {c, static_cast<char>(s[i + 1] | 0x20), static_cast<char>(s[i + 2] | 0x20)};
+    const std::string_view word(low, 3);
+    if (word != "nan" && word != "inf") continue;
+    if (s.substr(i, 15) == "nan iterations:" && int_after(s.substr(i), "nan iterations:") == 0) continue;
+    return true;
+  }
+  return false;
+}
+
+// Cheap test that a line may carry a failure signature at all: every matcher
+// below needs one of these words. One pass looks up each 4-byte window in a
+// bitmap of the anchors' first four bytes, so the lines of a healthy run
+// (step lines, info) cost about a byte a cycle and skip the full matchers.
+class AnchorFilter {
+ public:
+  AnchorFilter() {
+    for (std::string_view a : kAnchors) bits_[slot(word(a.data()))] = true;
+  }
+
+  bool any(std::string_view s) const {
+    for (std::size_t i = 0; i + 4 <= s.size(); ++i) {
+      if (!bits_[slot(word(s.data() + i))]) continue;
+      for (std::string_view a : kAnchors) {
+        if (s.compare(i, a.size(), a) == 0) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  static constexpr std::string_view kAnchors[] = {
+      "rror",     "memory",   "Watchdog",  "NCCL",     "nccl",     "Connection", "DUE TO",
+      "Signal 9", "exitcode", "Traceback", "File \"", "xception", "OVERFLOW",   "Unexpected result",
+      "loss scale already"};
+
+  static std::uint32_t word(const char* p) {
+    std::uint32_t w;
+    std::memcpy(&w, p, 4);
+    return w;
+  }
+  static std::size_t slot(std::uint32_t w) { return (w * 2654435761u) >> 16; }
+
+  std::bitset<65536> bits_;
+};
+
+bool may_signal(std::string_view s) {
+  static const AnchorFilter filter;
+  return filter.any(s) || has_nonfinite_word(s);
+}
+
 Failure make_failure(FailureKind kind, const LogLine& line) {
   return Failure{kind, line.line, truncate_evidence(line.text), line.rank};
 }
@@ -120,7 +181,7 @@ void FailureClassifier::note_step(long line) {
 }
 
 void FailureClassifier::feed(const LogLine& line) {
-  if (line.text.empty()) return;
+  if (line.text.empty() || !may_signal(line.text)) return;
   if (match_cuda(line) || match_nccl(line) || match_cluster(line) || match_nan(line)) return;
   match_python(line);
 }
