@@ -7,6 +7,7 @@
 
 #include "attune/cli/commands.h"
 #include "attune/gate/correctness_gate.h"
+#include "attune/recipe/key_path.h"
 #include "attune/util/error.h"
 
 namespace attune::cli {
@@ -30,9 +31,7 @@ recipe::Recipe apply_edits(const recipe::Recipe& original, const std::vector<std
   for (const auto& edit : edits) {
     size_t eq = edit.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError({}, edit, "expected KEY=VALUE for --edit");
-    std::string key = edit.substr(0, eq);
-    while (!key.empty() && key[0] == '+') key.erase(0, 1);
-    if (key.rfind("recipes.", 0) == 0) key.erase(0, 8);
+    std::string key = recipe::strip_override_prefix(edit.substr(0, eq));
     recipe::Document& doc = candidate.document();
     std::string path = doc.find(key) ? key : candidate.adapter().doc_key(candidate, key);
     doc.set(path, recipe::Value::parse(edit.substr(eq + 1)));

@@ -187,9 +187,11 @@ long long padded_vocab(long long vocab, long long divisible_by, int tp) {
 
 // Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by*TP,
 // so a TP change can change the output layer (gate.md §3.12).
-void check_vocab_padding(const recipe::Recipe& a, const recipe::Recipe& b, const GateOptions& options,
+void check_vocab_padding(const RecipeView& original, const RecipeView& candidate, const GateOptions& options,
                          Verdict& v) {
-  recipe::Plan pa = a.plan(), pb = b.plan();
+  const recipe::Recipe& a = original.recipe;
+  const recipe::Plan& pa = original.plan;
+  const recipe::Plan& pb = candidate.plan;
   if (pa.tp == pb.tp || !mcore_vocab(a)) return;
   long long vocab = 0;
   if (auto e = a.find_named("vocab"); e && e->value.as_int()) vocab = *e->value.as_int();
@@ -217,9 +219,9 @@ bool enabled(const recipe::Value& v) {
   return true;
 }
 
-void flag_benchmark_settings(const GateRuleSet& rules, const recipe::Recipe& r, Verdict& v) {
-  for (const auto& [key, s] : settings_of(r)) {
-    for (const GateRule* rule : rules.matching(recipe::to_string(r.framework()), key)) {
+void flag_benchmark_settings(const GateRuleSet& rules, const RecipeView& view, Verdict& v) {
+  for (const auto& [key, s] : view.settings) {
+    for (const GateRule* rule : rules.matching(recipe::to_string(view.recipe.framework()), key)) {
       if (rule->action == GateAction::BenchmarkOnly && enabled(s.entry.value)) {
         v.warnings.push_back("benchmark-only setting " + key + " = " + s.entry.value.str() + " (" + rule->id +
                              "): throughput measured with it is not what real training gets");
@@ -267,16 +269,15 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
   check_framework(original, candidate);
   Verdict v;
   KeyJudge judge(rules_, options_, original);
-  auto before = settings_of(original);
-  auto after = settings_of(candidate);
-  refuse_ambiguous(before, after, v);
-  for (auto& c : changed_keys(before, after)) {
+  const RecipeView before(original), after(candidate);
+  refuse_ambiguous(before.settings, after.settings, v);
+  for (auto& c : changed_keys(before.settings, after.settings)) {
     judge.judge(c);
     if (c.status == ChangeStatus::Refused) v.reasons.push_back({c.rule, c.key, c.reason});
     if (c.status == ChangeStatus::Parity) v.requires_parity = true;
     v.changes.push_back(std::move(c));
   }
-  for (const auto& inv : compute_invariants(rules_, original, candidate)) {
+  for (const auto& inv : compute_invariants(rules_, before, after)) {
     v.invariants.push_back({inv.name, {inv.before, inv.after}});
     if (inv.moved()) {
       std::string unit = inv.unit.empty() ? "" : " " + inv.unit;
@@ -284,9 +285,10 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
                            inv.name + " moved: " + inv.before + unit + " -> " + inv.after + unit});
     }
   }
-  check_vocab_padding(original, candidate, options_, v);
-  flag_benchmark_settings(rules_, original, v);
-  recipe::Plan a = original.plan(), b = candidate.plan();
+  check_vocab_padding(before, after, options_, v);
+  flag_benchmark_settings(rules_, before, v);
+  const recipe::Plan& a = before.plan;
+  const recipe::Plan& b = after.plan;
   if (a.dp != b.dp && (original.framework() == recipe::Framework::Torchtitan ||
                        original.framework() == recipe::Framework::Axolotl)) {
     v.warnings.push_back("the data-parallel degree changes (" + std::to_string(a.dp) + " -> " + std::to_string(b.dp) +

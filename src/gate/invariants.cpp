@@ -46,10 +46,11 @@ std::string all_values(const GateRuleSet& rules, const recipe::Recipe& r, const 
   return out;
 }
 
-Derived derive(const GateRuleSet& rules, const recipe::Recipe& r) {
-  auto settings = settings_of(r);
+Derived derive(const GateRuleSet& rules, const RecipeView& view) {
+  const recipe::Recipe& r = view.recipe;
+  const Settings& settings = view.settings;
   Derived d;
-  d.plan = r.plan();
+  d.plan = view.plan;
   d.train_steps = first_value(rules, r, settings, "train_steps");
   d.train_samples = first_value(rules, r, settings, "train_samples");
   // The schedule horizon defaults to the training length when not set.
@@ -71,8 +72,8 @@ std::string or_unset(const std::string& s) { return s.empty() ? "(not set)" : s;
 
 }  // namespace
 
-std::vector<Invariant> compute_invariants(const GateRuleSet& rules, const recipe::Recipe& original,
-                                          const recipe::Recipe& candidate) {
+std::vector<Invariant> compute_invariants(const GateRuleSet& rules, const RecipeView& original,
+                                          const RecipeView& candidate) {
   Derived a = derive(rules, original), b = derive(rules, candidate);
   auto n = [](long long v) { return std::to_string(v); };
   return {

@@ -7,6 +7,7 @@
 
 #include "attune/gate/gate_rule.h"
 #include "attune/recipe/recipe.h"
+#include "settings.h"
 
 namespace attune::gate {
 
@@ -18,7 +19,7 @@ struct Invariant {
   bool moved() const { return before != after; }
 };
 
-std::vector<Invariant> compute_invariants(const GateRuleSet& rules, const recipe::Recipe& original,
-                                          const recipe::Recipe& candidate);
+std::vector<Invariant> compute_invariants(const GateRuleSet& rules, const RecipeView& original,
+                                          const RecipeView& candidate);
 
 }  // namespace attune::gate

@@ -90,11 +90,10 @@ void add_effective_values(const recipe::Recipe& r, std::map<std::string, Setting
 
 }  // namespace
 
+RecipeView::RecipeView(const recipe::Recipe& r) : recipe(r), settings(settings_of(r)), plan(r.plan()) {}
+
 std::string normalize_key(const recipe::Recipe& r, const std::string& path) {
-  std::string key = flatten(path);
-  while (!key.empty() && key[0] == '+') key.erase(0, 1);  // Hydra +key / ++key
-  if (key.rfind("recipes.", 0) == 0) key.erase(0, 8);    // HyperPod launcher overrides
-  key = r.adapter().catalog_key(r, key);
+  std::string key = r.adapter().catalog_key(r, recipe::strip_override_prefix(flatten(path)));
   if (key.rfind("--", 0) == 0) std::replace(key.begin() + 2, key.end(), '_', '-');
   return key;
 }

@@ -19,6 +19,14 @@ struct Setting {
   bool conflicting = false;
 };
 
+// One recipe as the gate reads it: its settings and plan, computed once per check.
+struct RecipeView {
+  explicit RecipeView(const recipe::Recipe& r);
+  const recipe::Recipe& recipe;
+  std::map<std::string, Setting> settings;
+  recipe::Plan plan;
+};
+
 std::string normalize_key(const recipe::Recipe& r, const std::string& path);
 // HyperPod LLMFT: beside each key a scale_config block overrides, the value in
 // effect at the recipe's node count, as "<key> (effective)"; rule_key() strips

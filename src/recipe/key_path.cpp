@@ -62,6 +62,12 @@ std::string append_key(const std::string& prefix, std::string_view key) {
   return out;
 }
 
+std::string strip_override_prefix(std::string_view key) {
+  while (!key.empty() && key.front() == '+') key.remove_prefix(1);
+  if (key.rfind("recipes.", 0) == 0) key.remove_prefix(8);
+  return std::string(key);
+}
+
 std::string append_index(const std::string& prefix, int index) {
   return prefix + "[" + std::to_string(index) + "]";
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "attune/recipe/key_path.h"
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
 
@@ -16,12 +17,6 @@ struct Target {
   std::string doc_key;            // for raw keys
   bool plan_key = false;          // the edit targets a plan key (gbs, seq_len...) itself
 };
-
-std::string strip_hydra_prefix(const std::string& key) {
-  // HyperPod users write overrides as recipes.model.x; the file holds model.x.
-  if (key.rfind("recipes.", 0) == 0) return key.substr(8);
-  return key;
-}
 
 std::string lever_names(const LeverCatalog& cat, const std::string& dialect) {
   std::string out;
@@ -37,7 +32,7 @@ std::string lever_names(const LeverCatalog& cat, const std::string& dialect) {
 Target resolve_target(const Recipe& r, const std::string& name, bool allow_new_key) {
   const LeverCatalog& cat = r.adapter().catalog();
   if (const LeverDef* def = cat.by_name(name, r.dialect()); def && !def->key.empty()) return {*def, "", false};
-  std::string raw = strip_hydra_prefix(name);
+  std::string raw = strip_override_prefix(name);
   std::string ck = r.adapter().catalog_key(r, raw);
   if (const LeverDef* def = cat.by_key(ck, r.dialect())) {
     LeverDef concrete = *def;

@@ -21,5 +21,8 @@ std::string join_key_path(const std::vector<PathPart>& parts);
 // Appends one key (quoted when needed) to a path prefix.
 std::string append_key(const std::string& prefix, std::string_view key);
 std::string append_index(const std::string& prefix, int index);
+// A key as written in a launcher override, without Hydra's `+`/`++` and
+// HyperPod's `recipes.` prefix: `++recipes.model.x` -> `model.x`.
+std::string strip_override_prefix(std::string_view key);
 
 }  // namespace attune::recipe
