@@ -3,6 +3,8 @@
 // then times attune's whole diagnosis of it (read, normalise, classify, parse,
 // steady state).
 // Run: ./build/bench/diagnose_bench [MEGABYTES]   (default 1024)
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +47,19 @@ std::string write_log(double megabytes) {
   return path;
 }
 
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
+long peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,11 +68,16 @@ int main(int argc, char** argv) {
   double bytes = static_cast<double>(std::filesystem::file_size(path));
   attune::diagnose::DiagnoseOptions o;
   o.framework = "";  // detected, as users run it
+  const double cpu_start = cpu_seconds();
   auto start = std::chrono::steady_clock::now();
   attune::diagnose::Diagnosis d = attune::diagnose::diagnose_logs({path}, o);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%.0f MB log, %d step lines, framework %s: %.2f s, %.0f MB/s\n", bytes / 1048576, d.steps,
-              d.framework.c_str(), s, bytes / 1048576 / s);
+  const double cpu = cpu_seconds() - cpu_start;
+  // CPU time is what one core spends; wall time also counts waiting for other
+  // processes on a shared machine.
+  std::printf("%.0f MB log, %d step lines, framework %s: wall %.2f s (%.0f MB/s), cpu %.2f s (%.0f MB/s), peak RSS %ld MiB\n",
+              bytes / 1048576, d.steps, d.framework.c_str(), s, bytes / 1048576 / s, cpu, bytes / 1048576 / cpu,
+              peak_rss_mib());
   std::filesystem::remove(path);
   return 0;
 }

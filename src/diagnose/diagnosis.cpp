@@ -24,7 +24,6 @@ class LogPass {
   explicit LogPass(const std::string& framework) : forced_(framework) {}
 
   void feed(const LogLine& line) {
-    classifier_.feed(line);
     if (!parser_) {
       held_.push_back({std::string(line.text), line.line, line.rank});
       if (held_.size() >= kDetectLines) start_parser();
@@ -61,10 +60,16 @@ class LogPass {
     held_.clear();
   }
 
+  // A line that adds a step sample goes to the classifier as a step line;
+  // memory reports and the like that update the last sample do not.
   void parse(const LogLine& line) {
     size_t before = sink_.samples.size();
     parser_->feed(line, sink_);
-    if (sink_.samples.size() > before) classifier_.note_step(line.line);
+    if (sink_.samples.size() > before) {
+      classifier_.feed_step(line, sink_.samples.back());
+    } else {
+      classifier_.feed(line);
+    }
   }
 
   std::string forced_;
@@ -74,27 +79,27 @@ class LogPass {
   FailureClassifier classifier_;
 };
 
-std::optional<double> median_of(const std::vector<double>& v) {
+std::optional<double> median_of(std::vector<double> v) {
   if (v.empty()) return std::nullopt;
-  std::vector<double> s = v;
-  std::sort(s.begin(), s.end());
-  return s[s.size() / 2];
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
 }
 
 // The log's own per-step figure over the samples the steady state used.
 template <typename Field>
-std::optional<double> logged_median(const std::vector<StepSample>& samples, const SteadyState& st, Field field) {
+std::optional<double> logged_median(const StepSeries& samples, const SteadyState& st, Field field) {
   std::vector<double> v;
   for (size_t i = 0; i < samples.size(); ++i) {
     if (i < st.used.size() && st.used[i] && (samples[i].*field)) v.push_back(*(samples[i].*field));
   }
-  return median_of(v);
+  return median_of(std::move(v));
 }
 
-long long global_batch(const std::vector<StepSample>& samples, const DiagnoseOptions& o) {
+long long global_batch(const StepSeries& samples, const DiagnoseOptions& o) {
   if (o.global_batch > 0) return o.global_batch;
-  for (auto it = samples.rbegin(); it != samples.rend(); ++it) {
-    if (it->global_batch) return *it->global_batch;
+  for (std::size_t i = samples.size(); i-- > 0;) {
+    if (samples[i].global_batch) return *samples[i].global_batch;
   }
   return 0;
 }
@@ -127,8 +132,8 @@ void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::stri
 }
 
 void memory(const ParseSink& sink, Diagnosis& d) {
-  auto keep_max = [](std::optional<double>& acc, const std::optional<double>& v) {
-    if (v && (!acc || *v > *acc)) acc = v;
+  auto keep_max = [](std::optional<double>& acc, const auto& v) {
+    if (v && (!acc || *v > *acc)) acc = *v;
   };
   keep_max(d.peak_allocated_gib, sink.peak_mem_allocated_gib);
   keep_max(d.peak_reserved_gib, sink.peak_mem_reserved_gib);
@@ -143,6 +148,7 @@ void memory(const ParseSink& sink, Diagnosis& d) {
 
 void losses_and_nan(const ParseSink& sink, Diagnosis& d) {
   const StepSample* first_nan = nullptr;
+  d.loss.reserve(sink.samples.size());
   for (const auto& s : sink.samples) {
     if (s.loss && std::isfinite(*s.loss)) d.loss.emplace_back(s.step, *s.loss);
     if (s.loss_is_nan && !first_nan) first_nan = &s;

@@ -1,6 +1,7 @@
 #include "attune/diagnose/failure_classifier.h"
 
 #include <bitset>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -178,6 +179,14 @@ void FailureClassifier::record(FailureKind kind, const LogLine& line) {
 
 void FailureClassifier::note_step(long line) {
   if (line > last_step_line_) last_step_line_ = line;
+}
+
+void FailureClassifier::feed_step(const LogLine& line, const StepSample& sample) {
+  note_step(line.line);
+  const bool nan = sample.loss_is_nan || (sample.loss && !std::isfinite(*sample.loss)) ||
+                   (sample.grad_norm && !std::isfinite(*sample.grad_norm)) ||
+                   sample.nan_iterations.value_or(0) > 0;
+  if (nan) record(FailureKind::Nan, line);
 }
 
 void FailureClassifier::feed(const LogLine& line) {

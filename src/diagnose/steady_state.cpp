@@ -7,6 +7,14 @@ namespace attune::diagnose {
 
 std::optional<double> weighted_median(std::vector<std::pair<double, double>> vw) {
   if (vw.empty()) return std::nullopt;
+  // Equal weights (one sample per step, the usual case): the plain lower
+  // median, found in linear time.
+  const double w0 = vw.front().second;
+  if (std::all_of(vw.begin(), vw.end(), [w0](const auto& p) { return p.second == w0; })) {
+    auto mid = vw.begin() + static_cast<std::ptrdiff_t>((vw.size() - 1) / 2);
+    std::nth_element(vw.begin(), mid, vw.end());
+    return mid->first;
+  }
   std::sort(vw.begin(), vw.end());
   double total = 0;
   for (const auto& [v, w] : vw) total += w;
@@ -30,7 +38,7 @@ bool disturbed(const std::vector<long>& lines, size_t& next, long prev_line, lon
 
 // The first logged interval carries compile, NCCL init and allocator growth;
 // beyond it, skip max(10 steps, 10% of the run) as logs.md §9 suggests.
-long warmup_steps(const std::vector<StepSample>& s) {
+long warmup_steps(const StepSeries& s) {
   long first = s.front().step - s.front().steps_in_interval;
   long span = s.back().step - first;
   return std::max<long>(10, span / 10) + first;
@@ -38,21 +46,34 @@ long warmup_steps(const std::vector<StepSample>& s) {
 
 // Rising step time: the last quarter's median well above the first quarter's
 // and most consecutive changes upward.
-bool drifting(const std::vector<double>& t) {
+bool drifting(const std::vector<std::pair<double, double>>& t) {
   if (t.size() < 8) return false;
   size_t q = t.size() / 4;
-  std::vector<double> head(t.begin(), t.begin() + q), tail(t.end() - q, t.end());
-  std::sort(head.begin(), head.end());
-  std::sort(tail.begin(), tail.end());
-  double a = head[head.size() / 2], b = tail[tail.size() / 2];
-  int up = 0;
-  for (size_t i = 1; i < t.size(); ++i) up += t[i] > t[i - 1] ? 1 : 0;
-  return b > a * 1.10 && up * 3 >= static_cast<int>(t.size() - 1) * 2;
+  std::vector<double> head, tail;
+  for (size_t i = 0; i < q; ++i) {
+    head.push_back(t[i].first);
+    tail.push_back(t[t.size() - q + i].first);
+  }
+  auto median = [](std::vector<double>& v) {
+    auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+  };
+  double a = median(head), b = median(tail);
+  long up = 0;
+  for (size_t i = 1; i < t.size(); ++i) up += t[i].first > t[i - 1].first ? 1 : 0;
+  return b > a * 1.10 && up * 3 >= static_cast<long>(t.size() - 1) * 2;
+}
+
+void use(const StepSample& s, std::vector<std::pair<double, double>>& used, SteadyState& out) {
+  const long steps = std::max(1L, static_cast<long>(s.steps_in_interval));
+  used.emplace_back(*s.step_time_s, static_cast<double>(steps));
+  out.steps_used += steps;
 }
 
 }  // namespace
 
-SteadyState steady_state(const std::vector<StepSample>& samples, const std::vector<Disturbance>& disturbances) {
+SteadyState steady_state(const StepSeries& samples, const std::vector<Disturbance>& disturbances) {
   SteadyState out;
   out.samples_total = static_cast<int>(samples.size());
   out.used.assign(samples.size(), false);
@@ -62,8 +83,8 @@ SteadyState steady_state(const std::vector<StepSample>& samples, const std::vect
   for (const auto& d : disturbances) disturbance_lines.push_back(d.line);
   std::sort(disturbance_lines.begin(), disturbance_lines.end());
   size_t next_disturbance = 0;
-  std::vector<std::pair<double, double>> used;
-  std::vector<double> times;
+  std::vector<std::pair<double, double>> used;  // (step time, steps it covers)
+  used.reserve(samples.size());
   long prev_line = 0;
   for (size_t i = 0; i < samples.size(); ++i) {
     const StepSample& s = samples[i];
@@ -75,9 +96,7 @@ SteadyState steady_state(const std::vector<StepSample>& samples, const std::vect
       out.dropped_lines.push_back(s.line);
       continue;
     }
-    used.emplace_back(*s.step_time_s, static_cast<double>(std::max(1L, s.steps_in_interval)));
-    times.push_back(*s.step_time_s);
-    out.steps_used += std::max(1L, s.steps_in_interval);
+    use(s, used, out);
     out.used[i] = true;
   }
   // A short run has nothing after its warm-up: fall back to every sample but the first.
@@ -86,29 +105,29 @@ SteadyState steady_state(const std::vector<StepSample>& samples, const std::vect
     out.steps_used = 0;
     for (size_t i = 1; i < samples.size(); ++i) {
       if (!samples[i].step_time_s) continue;
-      used.emplace_back(*samples[i].step_time_s, static_cast<double>(std::max(1L, samples[i].steps_in_interval)));
-      times.push_back(*samples[i].step_time_s);
-      out.steps_used += std::max(1L, samples[i].steps_in_interval);
+      use(samples[i], used, out);
       out.used[i] = true;
     }
   }
   out.samples_used = static_cast<int>(used.size());
   if (used.empty()) return out;
-  out.step_time_s = weighted_median(used);
+  // Mean, spread and drift are over samples in log order, before the median reorders them.
+  const double n = static_cast<double>(used.size());
   double mean = 0;
-  for (double t : times) mean += t;
-  mean /= times.size();
+  for (const auto& [t, w] : used) mean += t;
+  mean /= n;
   out.mean_step_time_s = mean;
-  if (times.size() >= 2) {
+  if (used.size() >= 2) {
     double var = 0;
-    for (double t : times) var += (t - mean) * (t - mean);
-    double sd = std::sqrt(var / (times.size() - 1));
+    for (const auto& [t, w] : used) var += (t - mean) * (t - mean);
+    double sd = std::sqrt(var / (n - 1));
     out.cv = mean > 0 ? sd / mean : 0;
-    double half = 1.96 * sd / std::sqrt(static_cast<double>(times.size()));
+    double half = 1.96 * sd / std::sqrt(n);
     out.ci95_low_s = mean - half;
     out.ci95_high_s = mean + half;
   }
-  out.drift = drifting(times);
+  out.drift = drifting(used);
+  out.step_time_s = weighted_median(std::move(used));
   return out;
 }
 

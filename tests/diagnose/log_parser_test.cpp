@@ -79,11 +79,11 @@ TEST(MegatronParser, CurrentFormatFieldsAndUnits) {
   EXPECT_EQ(s.step, 1);
   EXPECT_EQ(s.steps_in_interval, 1);
   EXPECT_NEAR(*s.step_time_s, 15234.5 / 1000.0, kEps);
-  EXPECT_NEAR(*s.tflops_per_gpu, 120.3, kEps);
-  EXPECT_NEAR(*s.lr, 1e-6, 1e-15);
+  EXPECT_FLOAT_EQ(*s.tflops_per_gpu, 120.3);
+  EXPECT_FLOAT_EQ(*s.lr, 1e-6);
   EXPECT_EQ(*s.global_batch, 256);
   EXPECT_NEAR(*s.loss, 10.83, kEps);
-  EXPECT_NEAR(*s.grad_norm, 12.345, kEps);
+  EXPECT_FLOAT_EQ(*s.grad_norm, 12.345);
   EXPECT_EQ(*s.skipped_iterations, 0);
   EXPECT_EQ(*s.nan_iterations, 0);
   EXPECT_FALSE(s.loss_is_nan);
@@ -101,15 +101,15 @@ TEST(MegatronParser, MemoryReportMaxOverRanksInGiB) {
   ParseSink sink = run("megatron", kMegatronCurrent);
   const StepSample& s = sink.samples[0];
   // MB are MiB: 20480 MiB = 20 GiB; the max over ranks 0 and 4 is kept.
-  EXPECT_NEAR(*s.mem_allocated_gib, 20480.0 / 1024.0, kEps);
-  EXPECT_NEAR(*s.mem_max_allocated_gib, 51200.0 / 1024.0, kEps);
-  EXPECT_NEAR(*s.mem_reserved_gib, 45056.0 / 1024.0, kEps);
-  EXPECT_NEAR(*s.mem_max_reserved_gib, 52224.0 / 1024.0, kEps);
+  EXPECT_FLOAT_EQ(*s.mem_allocated_gib, 20480.0 / 1024.0);
+  EXPECT_FLOAT_EQ(*s.mem_max_allocated_gib, 51200.0 / 1024.0);
+  EXPECT_FLOAT_EQ(*s.mem_reserved_gib, 45056.0 / 1024.0);
+  EXPECT_FLOAT_EQ(*s.mem_max_reserved_gib, 52224.0 / 1024.0);
   EXPECT_NEAR(*sink.peak_mem_allocated_gib, 50.0, kEps);
   EXPECT_NEAR(*sink.peak_mem_reserved_gib, 51.0, kEps);
   EXPECT_FALSE(sink.samples[1].mem_allocated_gib.has_value());
   // The report for iteration 21 came before its iteration line.
-  EXPECT_NEAR(*sink.samples[2].mem_max_allocated_gib, 4.0, kEps);
+  EXPECT_FLOAT_EQ(*sink.samples[2].mem_max_allocated_gib, 4.0);
 }
 
 TEST(MegatronParser, MissingLossWithNanIterationsIsNan) {
@@ -151,9 +151,9 @@ TEST(MegatronParser, OldFormatUnroundedMemoryAndLiteralNan) {
   EXPECT_EQ(s.step, 100);
   EXPECT_NEAR(*s.step_time_s, 2.3456, kEps);
   EXPECT_FALSE(s.tflops_per_gpu.has_value());
-  EXPECT_NEAR(*s.lr, 1.5e-4, 1e-15);
+  EXPECT_FLOAT_EQ(*s.lr, 1.5e-4);
   EXPECT_NEAR(*s.loss, 7.123456, kEps);
-  EXPECT_NEAR(*s.mem_allocated_gib, 6245.033203125 / 1024.0, kEps);
+  EXPECT_FLOAT_EQ(*s.mem_allocated_gib, 6245.033203125 / 1024.0);
   const StepSample& n = sink.samples[1];
   EXPECT_EQ(n.steps_in_interval, 100);
   EXPECT_TRUE(n.loss_is_nan);
@@ -174,9 +174,9 @@ TEST(MegatronParser, MegatronDeepspeedExtras) {
     ParseSink sink = run(fw, kMegatronDeepspeed);
     ASSERT_EQ(sink.samples.size(), 1u) << fw;
     const StepSample& s = sink.samples[0];
-    EXPECT_NEAR(*s.samples_per_s, 21.333, kEps);
-    EXPECT_NEAR(*s.tokens_per_s_per_gpu, 2730.667, kEps);
-    EXPECT_NEAR(*s.tflops_per_gpu, 150.25, kEps);
+    EXPECT_FLOAT_EQ(*s.samples_per_s, 21.333);
+    EXPECT_FLOAT_EQ(*s.tokens_per_s_per_gpu, 2730.667);
+    EXPECT_FLOAT_EQ(*s.tflops_per_gpu, 150.25);
     EXPECT_NEAR(*s.step_time_s, 3.0, kEps);
   }
 }
@@ -200,10 +200,10 @@ TEST(BridgeParser, StepTimeLineAndGigabyteMemory) {
   ASSERT_EQ(sink.samples.size(), 1u);
   const StepSample& s = sink.samples[0];
   EXPECT_EQ(s.step, 20);
-  EXPECT_NEAR(*s.tflops_per_gpu, 512.3, kEps);  // Bridge's exact interval figure wins
+  EXPECT_FLOAT_EQ(*s.tflops_per_gpu, 512.3);  // Bridge's exact interval figure wins
   EXPECT_NEAR(*s.step_time_s, 2.4689, kEps);    // the more precise elapsed ms stays
-  EXPECT_NEAR(*s.mem_allocated_gib, 30.5e9 / kGiB, kEps);  // GB = 1e9 bytes
-  EXPECT_NEAR(*s.mem_max_reserved_gib, 62.0e9 / kGiB, kEps);
+  EXPECT_FLOAT_EQ(*s.mem_allocated_gib, 30.5e9 / kGiB);  // GB = 1e9 bytes
+  EXPECT_FLOAT_EQ(*s.mem_max_reserved_gib, 62.0e9 / kGiB);
   EXPECT_NEAR(*sink.peak_mem_allocated_gib, 55.0e9 / kGiB, kEps);
 }
 
@@ -225,9 +225,9 @@ TEST(NemoParser, ProgressPrinterAndDeltaTiming) {
   EXPECT_EQ(s.step, 119);
   EXPECT_NEAR(*s.step_time_s, 0.03146, kEps);
   EXPECT_NEAR(*s.loss, 1.233, kEps);
-  EXPECT_NEAR(*s.lr, 3e-5, 1e-15);
+  EXPECT_FLOAT_EQ(*s.lr, 3e-5);
   EXPECT_EQ(*s.global_batch, 8);
-  EXPECT_NEAR(*s.tflops_per_gpu, 123.4, kEps);
+  EXPECT_FLOAT_EQ(*s.tflops_per_gpu, 123.4);
   EXPECT_EQ(sink.samples[1].steps_in_interval, 10);
   EXPECT_TRUE(sink.samples[1].loss_is_nan);
   EXPECT_EQ(sink.samples[2].step, 131);
@@ -257,10 +257,10 @@ TEST(NemoParser, LightningProgressBars) {
   EXPECT_NEAR(*sink.samples[1].step_time_s, 41.36, kEps);  // tqdm rate fallback
   const StepSample& hp = sink.samples[2];  // HyperPod v1 keys
   EXPECT_NEAR(*hp.step_time_s, 2.95, kEps);
-  EXPECT_NEAR(*hp.tflops_per_gpu, 410.0, kEps);
-  EXPECT_NEAR(*hp.samples_per_s, 86.8, kEps);
-  EXPECT_NEAR(*hp.grad_norm, 1.1, kEps);
-  EXPECT_NEAR(*hp.lr, 1e-5, 1e-15);
+  EXPECT_FLOAT_EQ(*hp.tflops_per_gpu, 410.0);
+  EXPECT_FLOAT_EQ(*hp.samples_per_s, 86.8);
+  EXPECT_FLOAT_EQ(*hp.grad_norm, 1.1);
+  EXPECT_FLOAT_EQ(*hp.lr, 1e-5);
   EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);
   EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
 }
@@ -279,10 +279,10 @@ TEST(AutomodelParser, StepLines) {
   const StepSample& s = sink.samples[0];
   EXPECT_EQ(s.step, 13);
   EXPECT_NEAR(*s.loss, 1.2345, kEps);
-  EXPECT_NEAR(*s.grad_norm, 0.5, kEps);
-  EXPECT_NEAR(*s.lr, 1e-5, 1e-15);
-  EXPECT_NEAR(*s.mem_max_allocated_gib, 45.67, kEps);
-  EXPECT_NEAR(*s.tokens_per_s, 123456.78, kEps);
+  EXPECT_FLOAT_EQ(*s.grad_norm, 0.5);
+  EXPECT_FLOAT_EQ(*s.lr, 1e-5);
+  EXPECT_FLOAT_EQ(*s.mem_max_allocated_gib, 45.67);
+  EXPECT_FLOAT_EQ(*s.tokens_per_s, 123456.78);
   EXPECT_FALSE(s.tokens_per_s_per_gpu.has_value());  // "/gpu" is per replica
   EXPECT_TRUE(sink.samples[1].loss_is_nan);
   EXPECT_NEAR(*sink.peak_mem_allocated_gib, 47.0, kEps);
@@ -309,10 +309,10 @@ TEST(TorchtitanParser, StepLinesAndDisturbances) {
   EXPECT_EQ(s.step, 10);
   EXPECT_EQ(s.steps_in_interval, 9);
   EXPECT_NEAR(*s.loss, 8.1234, kEps);
-  EXPECT_NEAR(*s.tokens_per_s_per_gpu, 12345.0, kEps);
-  EXPECT_NEAR(*s.tflops_per_gpu, 1234.56, kEps);
-  EXPECT_NEAR(*s.mfu, 0.421, kEps);
-  EXPECT_NEAR(*s.mem_max_reserved_gib, 50.0, kEps);
+  EXPECT_FLOAT_EQ(*s.tokens_per_s_per_gpu, 12345.0);
+  EXPECT_FLOAT_EQ(*s.tflops_per_gpu, 1234.56);
+  EXPECT_FLOAT_EQ(*s.mfu, 0.421);
+  EXPECT_FLOAT_EQ(*s.mem_max_reserved_gib, 50.0);
   EXPECT_NEAR(*sink.mem_capacity_gib, 50.0 / 0.5264, 1e-9);
   const StepSample& n = sink.samples[2];
   EXPECT_TRUE(n.loss_is_nan);
@@ -346,15 +346,15 @@ TEST(DeepspeedParser, ProgressThroughputAndMemory) {
   const StepSample& s = sink.samples[0];
   EXPECT_EQ(s.step, 10);
   EXPECT_EQ(*s.skipped_iterations, 1);
-  EXPECT_NEAR(*s.lr, 1e-4, 1e-15);
-  EXPECT_NEAR(*s.samples_per_s, 12.5, kEps);  // this step, not the running average
-  EXPECT_NEAR(*s.mem_allocated_gib, 3.45, kEps);
-  EXPECT_NEAR(*s.mem_max_allocated_gib, 5.67, kEps);
+  EXPECT_FLOAT_EQ(*s.lr, 1e-4);
+  EXPECT_FLOAT_EQ(*s.samples_per_s, 12.5);  // this step, not the running average
+  EXPECT_FLOAT_EQ(*s.mem_allocated_gib, 3.45);
+  EXPECT_FLOAT_EQ(*s.mem_max_allocated_gib, 5.67);
   EXPECT_EQ(*sink.samples[1].skipped_iterations, 2);  // cumulative 3 - 1
   EXPECT_EQ(sink.samples[2].step, 30);
-  EXPECT_NEAR(*sink.samples[2].samples_per_s, 11.0, kEps);
+  EXPECT_FLOAT_EQ(*sink.samples[2].samples_per_s, 11.0);
   EXPECT_EQ(sink.samples[3].step, 40);
-  EXPECT_NEAR(*sink.samples[3].samples_per_s, 9.5, kEps);
+  EXPECT_FLOAT_EQ(*sink.samples[3].samples_per_s, 9.5);
   EXPECT_NEAR(*sink.peak_mem_allocated_gib, 7.5, kEps);
   EXPECT_NEAR(*sink.peak_mem_reserved_gib, 9.0, kEps);
   EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
@@ -385,21 +385,21 @@ TEST(HfParser, DictsBarSummaryAndDisturbances) {
   EXPECT_EQ(s.step, 50);  // from the training bar
   EXPECT_NEAR(*s.step_time_s, 1.0 / 1.67, kEps);
   EXPECT_NEAR(*s.loss, 1.5214, kEps);
-  EXPECT_NEAR(*s.grad_norm, 82.939, kEps);
-  EXPECT_NEAR(*s.lr, 1.43e-6, 1e-15);
+  EXPECT_FLOAT_EQ(*s.grad_norm, 82.939);
+  EXPECT_FLOAT_EQ(*s.lr, 1.43e-6);
   const StepSample& n = sink.samples[1];
   EXPECT_EQ(n.step, 51);  // no newer bar: numbered on
   EXPECT_TRUE(n.loss_is_nan);
   EXPECT_FALSE(n.loss.has_value());
   const StepSample& ax = sink.samples[2];
-  EXPECT_NEAR(*ax.mem_max_allocated_gib, 29.5, kEps);
-  EXPECT_NEAR(*ax.mem_reserved_gib, 35.2, kEps);
-  EXPECT_NEAR(*ax.tokens_per_s_per_gpu, 2500.5, kEps);
+  EXPECT_FLOAT_EQ(*ax.mem_max_allocated_gib, 29.5);
+  EXPECT_FLOAT_EQ(*ax.mem_reserved_gib, 35.2);
+  EXPECT_FLOAT_EQ(*ax.tokens_per_s_per_gpu, 2500.5);
   const StepSample& sum = sink.samples[3];
   EXPECT_NEAR(*sum.step_time_s, 1.0 / 0.81, kEps);
   EXPECT_EQ(sum.steps_in_interval, 1000);  // 1234.5678 s * 0.81 steps/s
-  EXPECT_NEAR(*sum.samples_per_s, 51.84, kEps);
-  EXPECT_NEAR(*sum.tokens_per_s_per_gpu, 4321.0, kEps);
+  EXPECT_FLOAT_EQ(*sum.samples_per_s, 51.84);
+  EXPECT_FLOAT_EQ(*sum.tokens_per_s_per_gpu, 4321.0);
   EXPECT_NEAR(*sum.loss, 1.4, kEps);
   EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);  // banner + dict = one run
   EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
@@ -416,7 +416,7 @@ TEST(HfParser, TrainMetricsBlockWithoutDict) {
   ASSERT_EQ(sink.samples.size(), 1u);
   EXPECT_EQ(sink.samples[0].steps_in_interval, 300);  // 600 s * 0.5 steps/s
   EXPECT_NEAR(*sink.samples[0].step_time_s, 2.0, kEps);
-  EXPECT_NEAR(*sink.samples[0].samples_per_s, 12.345, kEps);
+  EXPECT_FLOAT_EQ(*sink.samples[0].samples_per_s, 12.345);
 }
 
 // ---------------------------------------------------------------- epochs

@@ -7,8 +7,8 @@
 namespace attune::diagnose {
 namespace {
 
-std::vector<StepSample> run(const std::vector<double>& times, long interval = 1) {
-  std::vector<StepSample> out;
+StepSeries run(const std::vector<double>& times, long interval = 1) {
+  StepSeries out;
   for (size_t i = 0; i < times.size(); ++i) {
     StepSample s;
     s.step = static_cast<long>(i + 1) * interval;

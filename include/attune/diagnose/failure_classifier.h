@@ -8,8 +8,8 @@
 //   - within one tier the earliest line wins (the first failing rank);
 //   - a watchdog timeout after a long silence (no step line in the 50 lines
 //     before it, but steps earlier) is a hang, otherwise an nccl_timeout.
-// Feed every logical line in order; call note_step() for lines the step parsers
-// recognised, so that hangs can be told from plain timeouts.
+// Feed every logical line in order, step lines through feed_step() (or feed()
+// and note_step()), so that hangs can be told from plain timeouts.
 #pragma once
 
 #include <array>
@@ -19,6 +19,7 @@
 
 #include "attune/diagnose/failure.h"
 #include "attune/diagnose/log_line.h"
+#include "attune/diagnose/step_sample.h"
 
 namespace attune::diagnose {
 
@@ -26,6 +27,10 @@ class FailureClassifier {
  public:
   void feed(const LogLine& line);
   void note_step(long line);
+  // A line the step parser read as a step sample: a step line carries no
+  // failure text, only NaN values, so the sample's fields decide and the text
+  // scan of feed() is skipped (most lines of a log are step lines).
+  void feed_step(const LogLine& line, const StepSample& sample);
 
   // The root cause, or nullopt when the log holds no failure signature — also
   // when the run ended early: an Unknown failure without evidence is the

@@ -18,7 +18,7 @@ namespace attune::diagnose {
 // What the parsers collect from one log. Peaks are maxima over every memory
 // report seen (all ranks), in GiB; capacity only where the framework prints it.
 struct ParseSink {
-  std::vector<StepSample> samples;
+  StepSeries samples;
   std::vector<Disturbance> disturbances;
   std::optional<double> peak_mem_allocated_gib;
   std::optional<double> peak_mem_reserved_gib;

@@ -26,7 +26,7 @@ struct SteadyState {
   std::vector<bool> used;              // per input sample: kept for the steady state
 };
 
-SteadyState steady_state(const std::vector<StepSample>& samples, const std::vector<Disturbance>& disturbances);
+SteadyState steady_state(const StepSeries& samples, const std::vector<Disturbance>& disturbances);
 
 // Weighted median of values (weights > 0); nullopt when empty.
 std::optional<double> weighted_median(std::vector<std::pair<double, double>> value_weight);

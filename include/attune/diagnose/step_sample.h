@@ -6,30 +6,39 @@
 #include <optional>
 #include <string>
 
+#include "attune/util/chunked_vector.h"
+#include "attune/util/compact_optional.h"
+
 namespace attune::diagnose {
 
+// Held once per logged step (millions for a long run), so it is kept small
+// (96 bytes): rates and memory as float (7 significant digits, more than any
+// log prints), step time and loss as double, "not printed" without a flag.
 struct StepSample {
   long step = 0;                 // iteration number as the log prints it (the last of an interval)
-  long steps_in_interval = 1;    // Megatron logs every log_interval iterations: averages over this many
-  std::optional<double> step_time_s;          // seconds per optimizer step (interval average)
-  std::optional<double> tokens_per_s_per_gpu;
-  std::optional<double> tokens_per_s;         // whole job
-  std::optional<double> samples_per_s;        // whole job
-  std::optional<double> tflops_per_gpu;       // as the framework computed it
-  std::optional<double> mfu;                  // 0..1, as the framework computed it
-  std::optional<double> loss;                 // nullopt also when the field is missing on a NaN step
-  std::optional<double> grad_norm;
-  std::optional<double> lr;
-  std::optional<long> global_batch;           // samples in this step, if printed
-  std::optional<long> skipped_iterations;
-  std::optional<long> nan_iterations;
-  std::optional<double> mem_allocated_gib;    // current or peak allocated, GiB (1024^3)
-  std::optional<double> mem_max_allocated_gib;
-  std::optional<double> mem_reserved_gib;
-  std::optional<double> mem_max_reserved_gib;
-  bool loss_is_nan = false;                   // printed nan/inf, or the loss field is missing where it should be
-  long line = 0;                              // where the sample was read
+  long line = 0;                 // where the sample was read
+  CompactOptional<double> step_time_s;          // seconds per optimizer step (interval average)
+  CompactOptional<double> loss;                 // nullopt also when the field is missing on a NaN step
+  CompactOptional<float> tokens_per_s_per_gpu;
+  CompactOptional<float> tokens_per_s;          // whole job
+  CompactOptional<float> samples_per_s;         // whole job
+  CompactOptional<float> tflops_per_gpu;        // as the framework computed it
+  CompactOptional<float> mfu;                   // 0..1, as the framework computed it
+  CompactOptional<float> grad_norm;
+  CompactOptional<float> lr;
+  CompactOptional<int> global_batch;            // samples in this step, if printed
+  CompactOptional<int> skipped_iterations;
+  CompactOptional<int> nan_iterations;
+  CompactOptional<float> mem_allocated_gib;     // current or peak allocated, GiB (1024^3)
+  CompactOptional<float> mem_max_allocated_gib;
+  CompactOptional<float> mem_reserved_gib;
+  CompactOptional<float> mem_max_reserved_gib;
+  int steps_in_interval = 1;     // Megatron logs every log_interval iterations: averages over this many
+  bool loss_is_nan = false;      // printed nan/inf, or the loss field is missing where it should be
 };
+
+// Every step sample of a run, in log order.
+using StepSeries = ChunkedVector<StepSample>;
 
 // Something that disturbs the steps around it, so the steady state leaves them out.
 struct Disturbance {

@@ -78,30 +78,47 @@ void apply_loss(std::string_view key, std::string_view val, StepSample& s, LossS
   }
 }
 
+enum class IterationKey { None, StepTime, Tflops, Lr, GlobalBatch, GradNorm, Skipped, NanIters, SamplesPerS, Tgs, TflopsDs };
+
+// The key of an iteration-line field. Keys are looked up by length first: a
+// line has a dozen fields and a log has millions of lines.
+IterationKey iteration_key(std::string_view key) {
+  switch (key.size()) {
+    case 6: return key == "TFLOPs" ? IterationKey::TflopsDs : IterationKey::None;
+    case 9: return key == "grad norm" ? IterationKey::GradNorm : IterationKey::None;
+    case 13: return key == "learning rate" ? IterationKey::Lr : IterationKey::None;
+    case 17: return key == "global batch size" ? IterationKey::GlobalBatch : IterationKey::None;
+    case 18: return key == "samples per second" ? IterationKey::SamplesPerS : IterationKey::None;
+    case 24: return key == "number of nan iterations" ? IterationKey::NanIters : IterationKey::None;
+    case 28: return key == "number of skipped iterations" ? IterationKey::Skipped : IterationKey::None;
+    case 31:
+      if (key == "elapsed time per iteration (ms)") return IterationKey::StepTime;
+      return key == "tokens per gpu per second (tgs)" ? IterationKey::Tgs : IterationKey::None;
+    case 32: return key == "throughput per GPU (TFLOP/s/GPU)" ? IterationKey::Tflops : IterationKey::None;
+    default: return IterationKey::None;
+  }
+}
+
 void apply_iteration_field(std::string_view key, std::string_view val, StepSample& s,
                            LossState& ls) {
-  if (key == "elapsed time per iteration (ms)") {
-    if (auto v = to_double(val)) s.step_time_s = *v / 1000.0;
-  } else if (key == "throughput per GPU (TFLOP/s/GPU)") {
-    s.tflops_per_gpu = to_double(val);
-  } else if (key == "learning rate") {
-    s.lr = to_double(val);
-  } else if (key == "global batch size") {
-    s.global_batch = to_long(val);
-  } else if (key == "grad norm") {
-    s.grad_norm = to_double(val);  // kept even when nan: it is what the log says
-  } else if (key == "number of skipped iterations") {
-    s.skipped_iterations = to_long(val);
-  } else if (key == "number of nan iterations") {
-    s.nan_iterations = to_long(val);
-  } else if (key == "samples per second") {  // Megatron-DeepSpeed extras
-    s.samples_per_s = to_double(val);
-  } else if (key == "tokens per gpu per second (tgs)") {
-    s.tokens_per_s_per_gpu = to_double(val);
-  } else if (key == "TFLOPs") {
-    if (!s.tflops_per_gpu) s.tflops_per_gpu = to_double(val);
-  } else if (key.ends_with("loss")) {
-    apply_loss(key, val, s, ls);
+  switch (iteration_key(key)) {
+    case IterationKey::StepTime:
+      if (auto v = to_double(val)) s.step_time_s = *v / 1000.0;
+      return;
+    case IterationKey::Tflops: s.tflops_per_gpu = to_double(val); return;
+    case IterationKey::Lr: s.lr = to_double(val); return;
+    case IterationKey::GlobalBatch: s.global_batch = to_long(val); return;
+    case IterationKey::GradNorm: s.grad_norm = to_double(val); return;  // kept even when nan: it is what the log says
+    case IterationKey::Skipped: s.skipped_iterations = to_long(val); return;
+    case IterationKey::NanIters: s.nan_iterations = to_long(val); return;
+    case IterationKey::SamplesPerS: s.samples_per_s = to_double(val); return;  // Megatron-DeepSpeed extras
+    case IterationKey::Tgs: s.tokens_per_s_per_gpu = to_double(val); return;
+    case IterationKey::TflopsDs:
+      if (!s.tflops_per_gpu) s.tflops_per_gpu = to_double(val);
+      return;
+    case IterationKey::None:
+      if (key.ends_with("loss")) apply_loss(key, val, s, ls);
+      return;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -30,12 +31,65 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
+namespace fast_number {
+// Clinger's fast path: a decimal with at most 15 significant digits and a
+// power of ten up to 1e22 is m * 10^e or m / 10^-e with both operands exact
+// doubles, so one IEEE operation gives the correctly rounded result — the same
+// value std::from_chars returns, in a fraction of its time. Anything else
+// (longer mantissas, nan, inf, hex) is left to std::from_chars.
+inline constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+inline bool parse(const char* p, const char* end, double& out) {
+  bool neg = false;
+  if (p < end && *p == '-') {
+    neg = true;
+    ++p;
+  }
+  std::uint64_t m = 0;
+  int digits = 0, frac = 0;
+  const char* start = p;
+  while (p < end && *p >= '0' && *p <= '9') {
+    m = m * 10 + static_cast<unsigned>(*p - '0');
+    digits += (m != 0);
+    ++p;
+  }
+  if (p < end && *p == '.') {
+    ++p;
+    while (p < end && *p >= '0' && *p <= '9') {
+      m = m * 10 + static_cast<unsigned>(*p - '0');
+      digits += (m != 0);
+      ++frac;
+      ++p;
+    }
+  }
+  if (p == start || (p == start + 1 && *start == '.') || digits > 15) return false;
+  int exp = 0;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    const char* q = p + 1;
+    bool eneg = false;
+    if (q < end && (*q == '+' || *q == '-')) eneg = *q++ == '-';
+    if (q == end || *q < '0' || *q > '9') return false;
+    while (q < end && *q >= '0' && *q <= '9' && exp < 1000) exp = exp * 10 + (*q++ - '0');
+    if (eneg) exp = -exp;
+  }
+  const int e = exp - frac;
+  if (e < -22 || e > 22) return false;
+  double v = static_cast<double>(m);
+  v = e < 0 ? v / kPow10[-e] : v * kPow10[e];
+  out = neg ? -v : v;
+  return true;
+}
+}  // namespace fast_number
+
 // Leading number of s (after blanks; '+', nan and inf accepted).
 inline std::optional<double> to_double(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
   if (i < s.size() && s[i] == '+') ++i;
   double v = 0;
+  if (fast_number::parse(s.data() + i, s.data() + s.size(), v)) return v;
   auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
   if (ec != std::errc()) return std::nullopt;
   return v;
@@ -62,8 +116,9 @@ inline std::optional<long> to_long(std::string_view s) {
 
 inline bool is_nan_or_inf(double v) { return !(v == v) || v > 1.7e308 || v < -1.7e308; }
 
-inline void max_into(std::optional<double>& into, std::optional<double> v) {
-  if (v && (!into || *v > *into)) into = v;
+template <class Into, class From>
+void max_into(Into& into, const From& v) {
+  if (v && (!into || *v > *into)) into = *v;
 }
 
 // Calls f(key, value) for each "key<sep>value" segment of a '|'-separated
