@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "attune/cli/commands.h"
 #include "attune/diagnose/diagnosis.h"
@@ -61,6 +62,22 @@ std::string num(const std::optional<double>& v, const char* fmt_spec, const std:
   return v ? fmt::format(fmt::runtime(fmt_spec), *v) + unit : "-";
 }
 
+// The framework's own split of a step, when it printed timers.
+void print_timers(const diagnose::TimeBreakdown& b) {
+  std::vector<std::string> parts;
+  auto part = [&](const char* label, const std::optional<double>& ms) {
+    if (ms) parts.push_back(fmt::format("{} {:.1f} ms", label, *ms));
+  };
+  part("step", b.total_ms);
+  part("compute", b.compute_ms);
+  part("DP comm", b.dp_comm_ms);
+  part("PP comm", b.pp_comm_ms);
+  part("data", b.data_ms);
+  part("optimizer", b.optimizer_ms);
+  if (b.straggler_spread) parts.push_back(fmt::format("rank spread {:.1f}%", *b.straggler_spread * 100));
+  if (!parts.empty()) fmt::print("timers      {}\n", fmt::join(parts, " · "));
+}
+
 void print_human(const diagnose::Diagnosis& d) {
   fmt::print("framework   {}\n", d.framework.empty() ? "unknown" : d.framework);
   fmt::print("steps       {} logged (last step {}), {} used for the steady state{}\n", d.steps, d.last_step,
@@ -77,6 +94,7 @@ void print_human(const diagnose::Diagnosis& d) {
              num(d.steady.ci95_high_s, "{:.3f}", " s"));
   fmt::print("memory      peak allocated {} · reserved {} · headroom {}\n", num(d.peak_allocated_gib, "{:.1f}", " GiB"),
              num(d.peak_reserved_gib, "{:.1f}", " GiB"), num(d.headroom_gib, "{:.1f}", " GiB"));
+  print_timers(d.time_breakdown);
   if (!d.loss.empty()) {
     fmt::print("loss        {:.4f} at step {} ({} values)\n", d.loss.back().second, d.loss.back().first, d.loss.size());
   }

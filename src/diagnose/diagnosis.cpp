@@ -179,7 +179,9 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   d.steady = steady_state(sink.samples, sink.disturbances);
   throughput(sink, o, d.framework, d);
   memory(sink, d);
-  d.failure = pass.classifier().result(true);
+  d.failure = pass.classifier().result(true, d.step_time_s);
+  d.timers = sink.timers.phases();
+  d.time_breakdown = sink.timers.breakdown();
   losses_and_nan(sink, d);
   if (sink.samples.empty()) d.notes.push_back("no step lines found: the run did not reach its first logged step");
   if (d.steady.drift) d.notes.push_back("step time keeps rising: no steady state (drift)");
@@ -191,6 +193,27 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
 
 namespace {
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+
+nlohmann::json timers_json(const Diagnosis& d) {
+  if (d.timers.empty()) return nullptr;
+  nlohmann::json phases = nlohmann::json::array();
+  for (const PhaseTime& p : d.timers) {
+    phases.push_back({{"name", p.name}, {"kind", to_string(p.kind)}, {"min_ms", p.min_ms}, {"max_ms", p.max_ms},
+                      {"reports", p.reports}});
+  }
+  const TimeBreakdown& b = d.time_breakdown;
+  return {{"phases", phases},
+          {"breakdown",
+           {{"total_ms", opt(b.total_ms)},
+            {"compute_ms", opt(b.compute_ms)},
+            {"dp_comm_ms", opt(b.dp_comm_ms)},
+            {"pp_comm_ms", opt(b.pp_comm_ms)},
+            {"data_ms", opt(b.data_ms)},
+            {"optimizer_ms", opt(b.optimizer_ms)},
+            {"straggler_spread", opt(b.straggler_spread)}}}};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Diagnosis& d) {
@@ -226,6 +249,7 @@ nlohmann::json to_json(const Diagnosis& d) {
         {"capacity_gib", opt(d.capacity_gib)},
         {"headroom_gib", opt(d.headroom_gib)}}},
       {"loss", loss},
+      {"timers", timers_json(d)},
       {"failure", failure},
       {"notes", d.notes},
   };

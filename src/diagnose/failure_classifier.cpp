@@ -212,7 +212,11 @@ bool FailureClassifier::match_nccl(const LogLine& line) {
   const std::string_view s = line.text;
   if (contains(s, "Watchdog caught collective operation timeout")) {
     const bool silent = last_step_line_ > 0 && line.line - last_step_line_ > kHangSilenceLines;
-    record(silent ? FailureKind::Hang : FailureKind::NcclTimeout, line);
+    const FailureKind kind = silent ? FailureKind::Hang : FailureKind::NcclTimeout;
+    if (kind == FailureKind::NcclTimeout && !first_[static_cast<std::size_t>(kind)]) {
+      timeout_ran_for_ms_ = int_after(s, "ran for");
+    }
+    record(kind, line);
     return true;
   }
   if (contains(s, "ncclRemoteError")) keep_earliest(remote_error_, make_failure(FailureKind::NodeFailure, line));
@@ -310,8 +314,17 @@ FailureKind FailureClassifier::classify_exception(std::string_view name, std::st
   return FailureKind::PythonError;
 }
 
-std::optional<Failure> FailureClassifier::result(bool run_ended_early) const {
-  std::optional<Failure> node = first_[static_cast<std::size_t>(FailureKind::NodeFailure)];
+std::optional<Failure> FailureClassifier::result(bool run_ended_early, std::optional<double> step_time_s) const {
+  auto first = first_;
+  auto& timeout = first[static_cast<std::size_t>(FailureKind::NcclTimeout)];
+  if (timeout && step_time_s && *step_time_s > 0 && timeout_ran_for_ms_ > 0 &&
+      timeout_ran_for_ms_ / 1000.0 > kHangStepTimes * *step_time_s) {
+    Failure hang = *timeout;
+    hang.kind = FailureKind::Hang;
+    keep_earliest(first[static_cast<std::size_t>(FailureKind::Hang)], std::move(hang));
+    timeout.reset();
+  }
+  std::optional<Failure> node = first[static_cast<std::size_t>(FailureKind::NodeFailure)];
   if (conn_reset_ && remote_error_) {
     keep_earliest(node, *conn_reset_);
     keep_earliest(node, *remote_error_);
@@ -322,7 +335,7 @@ std::optional<Failure> FailureClassifier::result(bool run_ended_early) const {
       const bool traceback_only = k == FailureKind::ImportError || k == FailureKind::PythonError;
       if (traceback_only && !run_ended_early) continue;
       if (k == FailureKind::Unknown) continue;
-      const auto& slot = k == FailureKind::NodeFailure ? node : first_[static_cast<std::size_t>(k)];
+      const auto& slot = k == FailureKind::NodeFailure ? node : first[static_cast<std::size_t>(k)];
       if (slot) keep_earliest(best, *slot);
     }
     if (best) return best;

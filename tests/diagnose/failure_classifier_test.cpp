@@ -101,6 +101,21 @@ TEST(FailureClassifier, WatchdogTimeoutRightAfterStepsIsNcclTimeout) {
   EXPECT_EQ(f->rank, 0);
 }
 
+TEST(FailureClassifier, TimeoutThatRanForManyStepTimesIsHang) {
+  FailureClassifier c;
+  LogReader::read_text(steps(1, 5) + filler(3) + kWatchdog, [&](const LogLine& l) {
+    if (l.text.find("elapsed time per iteration") != std::string_view::npos) c.note_step(l.line);
+    c.feed(l);
+  });
+  // 600021 ms is 705 steps of 0.8502 s: stuck, not slow.
+  auto hang = c.result(true, 0.8502);
+  expect_kind(hang, FailureKind::Hang);
+  EXPECT_EQ(hang->line, 9);
+  // With 60 s steps, 600 s is only 10 step times (threshold 20): a plain timeout.
+  expect_kind(c.result(true, 60.0), FailureKind::NcclTimeout);
+  expect_kind(c.result(true), FailureKind::NcclTimeout);
+}
+
 TEST(FailureClassifier, WatchdogTimeoutAfterLongSilenceIsHang) {
   auto f = classify(steps(1, 5) + filler(60) + kWatchdog);
   expect_kind(f, FailureKind::Hang);

@@ -43,6 +43,13 @@ int count(const ParseSink& sink, Disturbance::Kind k) {
   return n;
 }
 
+const PhaseTime* phase(const std::vector<PhaseTime>& phases, std::string_view name) {
+  for (const auto& p : phases) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
 // ---------------------------------------------------------------- megatron
 const char* kMegatronCurrent =
     " [2025-03-01 10:00:00.123456] iteration        1/    1000 | consumed samples:          256 | "
@@ -194,6 +201,100 @@ const char* kBridge =
     "mem-max-allocated-gigabytes: 55.0 | mem-max-active-gigabytes: 55 | "
     "mem-max-inactive-gigabytes: 3 | mem-max-reserved-gigabytes: 62.0 | mem-alloc-retires: 0 | "
     "mem-allocated-count: 12345\n";
+
+TEST(MegatronTimers, MinMaxAndMaxBlocksAveragedAfterTheFirstReport) {
+  const std::string iteration =
+      " [2025-03-01 10:00:00] iteration       10/    1000 | consumed samples: 2560 | elapsed time per iteration "
+      "(ms): 1000.0 | lm loss: 1.0E+00 |\n";
+  std::string log = iteration +
+                    "(min, max) time across ranks (ms):\n"
+                    "    forward-backward ...............................: (900.00, 950.00)\n"
+                    "    all-grads-sync .................................: (30.00, 31.00)\n" +
+                    iteration +
+                    "(min, max) time across ranks (ms):\n"
+                    "    forward-backward ...............................: (800.00, 840.00)\n"
+                    "    forward-compute ................................: (300.00, 310.00)\n"
+                    "    backward-compute ...............................: (450.00, 460.00)\n"
+                    "    all-grads-sync .................................: (20.00, 22.00)\n"
+                    "    forward-recv ...................................: (5.00, 6.00)\n"
+                    "    backward-send ..................................: (4.00, 4.50)\n"
+                    "    batch-generator ................................: (1.00, 1.50)\n"
+                    "    optimizer ......................................: (40.00, 41.00)\n" +
+                    iteration +
+                    "max time across ranks (ms):\n"
+                    "    forward-backward ...............................: 860.00\n"
+                    "    all-grads-sync .................................: 24.00\n" +
+                    iteration;
+  ParseSink sink = run("megatron", log);
+  EXPECT_EQ(sink.samples.size(), 4u);  // timer lines are not steps
+  EXPECT_EQ(sink.timers.reports(), 3);
+  auto phases = sink.timers.phases();
+  const PhaseTime* fb = phase(phases, "forward-backward");
+  ASSERT_NE(fb, nullptr);
+  EXPECT_EQ(fb->reports, 3);
+  EXPECT_DOUBLE_EQ(fb->min_ms, (800.0 + 860.0) / 2);  // first report (warm-up) left out
+  EXPECT_DOUBLE_EQ(fb->max_ms, (840.0 + 860.0) / 2);
+  const PhaseTime* fc = phase(phases, "forward-compute");
+  ASSERT_NE(fc, nullptr);
+  EXPECT_EQ(fc->reports, 1);  // only report: its own figure
+  EXPECT_DOUBLE_EQ(fc->max_ms, 310.0);
+  TimeBreakdown b = sink.timers.breakdown();
+  EXPECT_DOUBLE_EQ(*b.total_ms, 850.0);
+  EXPECT_DOUBLE_EQ(*b.compute_ms, 310.0 + 460.0);
+  EXPECT_DOUBLE_EQ(*b.dp_comm_ms, (22.0 + 24.0) / 2);
+  EXPECT_DOUBLE_EQ(*b.pp_comm_ms, 6.0 + 4.5);
+  EXPECT_DOUBLE_EQ(*b.data_ms, 1.5);
+  EXPECT_DOUBLE_EQ(*b.optimizer_ms, 41.0);
+  EXPECT_DOUBLE_EQ(*b.straggler_spread, (850.0 - 830.0) / 850.0);
+}
+
+TEST(MegatronTimers, AllRanksLayoutAndOldOneLineForm) {
+  ParseSink all = run("megatron",
+                      "times across ranks (ms):\n"
+                      "  forward-backward:\n"
+                      "     rank  0: 510.00\n"
+                      "     rank  1: 530.00\n"
+                      "  optimizer:\n"
+                      "     rank  0: 12.00\n"
+                      "     rank  1: 11.00\n"
+                      "saving checkpoint at iteration      10 to /ckpt\n");
+  auto phases = all.timers.phases();
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_DOUBLE_EQ(phases[0].min_ms, 510.0);
+  EXPECT_DOUBLE_EQ(phases[0].max_ms, 530.0);
+  EXPECT_DOUBLE_EQ(phases[1].min_ms, 11.0);
+  EXPECT_EQ(count(all, Disturbance::Kind::Checkpoint), 1);  // the block ended before it
+
+  ParseSink old = run("megatron", "time (ms) | forward-compute: 58.16 | backward-compute: 42.66 | "
+                                  "allreduce: 3.10 | optimizer: 9.50 | batch-generator: 0.40\n");
+  TimeBreakdown b = old.timers.breakdown();
+  EXPECT_DOUBLE_EQ(*b.compute_ms, 58.16 + 42.66);
+  EXPECT_DOUBLE_EQ(*b.optimizer_ms, 9.5);
+  EXPECT_DOUBLE_EQ(*b.data_ms, 0.4);
+  EXPECT_FALSE(b.total_ms);
+}
+
+TEST(DeepspeedTimers, WallClockBreakdownPrefersPerStepFigures) {
+  ParseSink sink = run("deepspeed",
+                       "[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+                       "[INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | fwd_microstep: 20.00 | "
+                       "bwd_microstep: 40.00 | bwd_inner_microstep: 30.00 | bwd_allreduce_microstep: 10.00 | "
+                       "step_microstep: 5.00\n"
+                       "[INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | fwd: 80.00 | bwd: 160.00 | "
+                       "bwd_inner: 120.00 | bwd_allreduce: 40.00 | step: 20.00\n");
+  EXPECT_EQ(sink.samples.size(), 1u);
+  TimeBreakdown b = sink.timers.breakdown();
+  EXPECT_DOUBLE_EQ(*b.compute_ms, 80.0 + 120.0);
+  EXPECT_DOUBLE_EQ(*b.dp_comm_ms, 40.0);  // the gradient reduction overlap did not hide
+  EXPECT_DOUBLE_EQ(*b.optimizer_ms, 20.0);
+
+  ParseSink old = run("deepspeed", "time (ms) | forward_microstep: 21.5 | backward_microstep: 44.0 | "
+                                   "backward_inner_microstep: 33.0 | backward_allreduce_microstep: 11.0 | "
+                                   "step_microstep: 6.0\n");
+  TimeBreakdown ob = old.timers.breakdown();
+  EXPECT_DOUBLE_EQ(*ob.compute_ms, 21.5 + 33.0);
+  EXPECT_DOUBLE_EQ(*ob.dp_comm_ms, 11.0);
+}
 
 TEST(BridgeParser, StepTimeLineAndGigabyteMemory) {
   ParseSink sink = run("bridge", kBridge);

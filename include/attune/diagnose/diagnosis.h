@@ -1,7 +1,7 @@
 // Diagnosis: everything the diagnoser reads from a run's logs — the framework,
 // the steady-state throughput (tokens/s/GPU, step time, TFLOP/s/GPU, MFU with
-// its FLOPs convention), noise, memory and headroom, the loss curve, and the
-// failure with its evidence. `attune diagnose` and the campaign use the same
+// its FLOPs convention), noise, memory and headroom, the loss curve, the
+// framework's own time breakdown (timers), and the failure with its evidence. `attune diagnose` and the campaign use the same
 // code.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include "attune/diagnose/failure.h"
 #include "attune/diagnose/flops.h"
 #include "attune/diagnose/steady_state.h"
+#include "attune/diagnose/timer_table.h"
 #include "attune/recipe/model_spec.h"
 
 namespace attune::diagnose {
@@ -48,6 +49,8 @@ struct Diagnosis {
   std::optional<double> capacity_gib;
   std::optional<double> headroom_gib;
   std::vector<std::pair<long, double>> loss;  // (step, value)
+  std::vector<PhaseTime> timers;        // Megatron timers / DeepSpeed wall-clock breakdown, if printed
+  TimeBreakdown time_breakdown;
   std::optional<Failure> failure;
   std::vector<std::string> notes;
 };

@@ -7,7 +7,8 @@
 //   - Slurm node failure / time limit beat the NCCL noise they cause;
 //   - within one tier the earliest line wins (the first failing rank);
 //   - a watchdog timeout after a long silence (no step line in the 50 lines
-//     before it, but steps earlier) is a hang, otherwise an nccl_timeout.
+//     before it, but steps earlier), or whose collective "ran for" many step
+//     times, is a hang, otherwise an nccl_timeout.
 // Feed every logical line in order, step lines through feed_step() (or feed()
 // and note_step()), so that hangs can be told from plain timeouts.
 #pragma once
@@ -36,7 +37,11 @@ class FailureClassifier {
   // when the run ended early: an Unknown failure without evidence is the
   // caller's to report. When the run did not end early, Python tracebacks and
   // import errors are ignored (a finished run only logged and survived them).
-  std::optional<Failure> result(bool run_ended_early) const;
+  // With the run's step time known, a watchdog timeout whose collective ran
+  // for more than kHangStepTimes step times is a hang too: nothing moved for
+  // that long.
+  std::optional<Failure> result(bool run_ended_early, std::optional<double> step_time_s = std::nullopt) const;
+  static constexpr double kHangStepTimes = 20;
 
  private:
   static constexpr std::size_t kKinds = static_cast<std::size_t>(FailureKind::Unknown) + 1;
@@ -54,6 +59,7 @@ class FailureClassifier {
   std::optional<Failure> remote_error_;   // first ncclRemoteError line
   std::optional<Failure> child_failed_;   // torchrun wrapper: python_error only as a last resort
   std::optional<Failure> first_overflow_; // DeepSpeed fp16 overflow, NaN once it keeps repeating
+  long timeout_ran_for_ms_ = -1;          // "ran for M milliseconds" of the first NCCL timeout
   int overflow_count_ = 0;
   int overflow_rank_ = -1;  // DeepSpeed's "Rank r": count one rank, not every rank's copy
   long last_step_line_ = 0;

@@ -12,6 +12,7 @@
 
 #include "attune/diagnose/log_line.h"
 #include "attune/diagnose/step_sample.h"
+#include "attune/diagnose/timer_table.h"
 
 namespace attune::diagnose {
 
@@ -23,6 +24,7 @@ struct ParseSink {
   std::optional<double> peak_mem_allocated_gib;
   std::optional<double> peak_mem_reserved_gib;
   std::optional<double> mem_capacity_gib;
+  TimerTable timers;  // Megatron timers / DeepSpeed wall-clock breakdown, when printed
 };
 
 class LogParser {

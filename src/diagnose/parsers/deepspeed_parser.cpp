@@ -4,7 +4,7 @@
 // see_memory_usage's "MA x GB  Max_MA x GB  CA x GB  Max_CA x GB", checkpoint
 // and flops-profiler markers, and Megatron-DeepSpeed's iteration line (Megatron
 // line + samples per second / tgs / TFLOPs). The wall-clock breakdown
-// ("time (ms) | fwd: ...") is recognised but not collected.
+// ("time (ms) | fwd: ...") goes to the timer table through MegatronLines.
 #include "parse_util.h"
 
 namespace attune::diagnose::detail {

@@ -1,7 +1,6 @@
 // Megatron-LM parser: the per-iteration line (current, 2024 and <=2023
 // layouts), the "[Rank r] (after N iterations) memory (MB)" report, checkpoint
-// saves and evaluations. Timer blocks are recognised (for detection) but not
-// collected: StepSample has no field for them.
+// saves, evaluations and the timer blocks (both layouts).
 #include <string>
 
 #include "parse_util.h"
@@ -202,6 +201,60 @@ std::optional<MemoryReport> parse_megatron_memory(std::string_view text) {
   return m;
 }
 
+bool TimerLines::feed(std::string_view text, TimerTable& table) {
+  if (contains(text, " across ranks (ms):")) {  // "(min, max) time", "max time", "times"
+    table.begin_report();
+    in_block_ = true;
+    rank_phase_.clear();
+    return true;
+  }
+  std::size_t at = text.find("time (ms) |");
+  if (at != npos) {
+    in_block_ = false;
+    table.begin_report();
+    for_each_field(text.substr(at + 11), ':', [&](std::string_view k, std::string_view v) {
+      if (auto ms = to_double(v)) table.add(k, *ms, *ms);
+    });
+    return true;
+  }
+  return in_block_ && feed_block_line(text, table);
+}
+
+// "    forward-backward ......: (5164.84, 5177.15)", "    name ......: 5177.15",
+// "  name:" and "     rank  0: 5164.84"; anything else ends the block.
+bool TimerLines::feed_block_line(std::string_view text, TimerTable& table) {
+  std::string_view t = trim(text);
+  std::size_t colon = t.rfind(':');
+  if (colon == npos || colon == 0) {
+    in_block_ = false;
+    return false;
+  }
+  std::string_view name = trim(t.substr(0, colon));
+  std::string_view value = trim(t.substr(colon + 1));
+  if (value.empty() && name.find(' ') == npos) {  // "all" layout: per-rank lines follow
+    rank_phase_.assign(name);
+    return true;
+  }
+  if (name.starts_with("rank ") && !rank_phase_.empty()) {
+    if (auto ms = to_double(value)) table.add(rank_phase_, *ms, *ms);
+    return true;
+  }
+  while (!name.empty() && (name.back() == '.' || name.back() == ' ')) name.remove_suffix(1);
+  if (name.empty() || name.size() == trim(t.substr(0, colon)).size()) {  // no dot leader: not a timer
+    in_block_ = false;
+    return false;
+  }
+  if (value.front() == '(') {
+    std::size_t comma = value.find(',');
+    auto lo = to_double(value.substr(1));
+    auto hi = comma == npos ? std::nullopt : to_double(value.substr(comma + 1));
+    if (lo && hi) table.add(name, *lo, *hi);
+  } else if (auto ms = to_double(value)) {
+    table.add(name, *ms, *ms);
+  }
+  return true;
+}
+
 int MegatronLines::detect(std::string_view text) {
   int score = 0;
   if (contains(text, "| consumed samples:")) score += 5;
@@ -240,6 +293,7 @@ bool MegatronLines::feed(const LogLine& line, ParseSink& sink) {
     sink.samples.push_back(std::move(s));
     return true;
   }
+  if (timers_.feed(t, sink.timers)) return true;
   if (contains(t, "saving checkpoint at iteration")) {
     add_disturbance(sink, Disturbance::Kind::Checkpoint, line);
     return true;

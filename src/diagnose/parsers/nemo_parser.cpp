@@ -91,6 +91,7 @@ class NemoParser : public LogParser {
   void feed(const LogLine& line, ParseSink& sink) override {
     std::string_view t = line.text;
     if (feed_progress_printer(line, sink) || feed_delta_timing(line, sink)) return;
+    if (timers_.feed(t, sink.timers)) return;  // NeMo 2 prints Megatron's timers
     if (auto bar = parse_tqdm(t)) {
       feed_bar(*bar, line, sink);
       return;
@@ -171,6 +172,7 @@ class NemoParser : public LogParser {
   }
 
   StepCounter steps_;
+  TimerLines timers_;
   long last_bar_n_ = -1;
   long last_epoch_ = -1;
   bool in_validation_ = false;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "attune/diagnose/log_parser.h"
@@ -188,6 +189,21 @@ std::optional<MemoryReport> parse_megatron_memory(std::string_view text);
 // incl. the Megatron-DeepSpeed extras; false if the line is not one.
 bool parse_megatron_iteration(std::string_view text, StepSample& s);
 
+// Megatron timer blocks ("(min, max) time across ranks (ms):" then one
+// "name ....: (min, max)" or "name ....: v" line per phase, or per-rank
+// "rank  0: v" lines under "name:"), and the one-line "time (ms) | name: v |"
+// form of old Megatron and DeepSpeed's wall-clock breakdown.
+class TimerLines {
+ public:
+  // True if the line was part of a timer report.
+  bool feed(std::string_view text, TimerTable& table);
+
+ private:
+  bool feed_block_line(std::string_view text, TimerTable& table);
+  bool in_block_ = false;
+  std::string rank_phase_;  // "all" layout: the phase whose per-rank lines follow
+};
+
 // The Megatron line family with its state: iteration lines, memory reports
 // (attached to the sample of their iteration, whichever comes first),
 // checkpoint saves and evaluations. Used by the megatron, bridge and
@@ -201,6 +217,7 @@ class MegatronLines {
  private:
   void attach_memory(const MemoryReport& m, ParseSink& sink);
   StepCounter steps_;
+  TimerLines timers_;
   std::optional<MemoryReport> pending_;  // report that arrived before its iteration line
 };
 
