@@ -244,6 +244,11 @@ bool FailureClassifier::match_cluster(const LogLine& line) {
     record(FailureKind::TimeLimit, line);
     return true;
   }
+  // A launcher saying a task died, with no cause anywhere else in the log.
+  if (contains(s, "Exited with exit code") || (contains(s, "srun: error:") && contains(s, "Terminated")) ||
+      contains(s, "failed (exitcode")) {
+    keep_earliest(task_exit_, make_failure(FailureKind::Unknown, line));
+  }
   return false;
 }
 
@@ -341,6 +346,7 @@ std::optional<Failure> FailureClassifier::result(bool run_ended_early, std::opti
     if (best) return best;
   }
   if (run_ended_early && child_failed_) return child_failed_;
+  if (run_ended_early && task_exit_) return task_exit_;
   return std::nullopt;
 }
 

@@ -53,6 +53,18 @@ void expect_kind(const std::optional<Failure>& f, FailureKind kind) {
   EXPECT_EQ(to_string(f->kind), to_string(kind)) << f->evidence;
 }
 
+TEST(FailureClassifier, TaskExitWithoutCauseIsUnknown) {
+  auto f = classify(steps(1, 5) + "srun: error: gpu-node-07: task 3: Exited with exit code 1\n");
+  expect_kind(f, FailureKind::Unknown);
+  EXPECT_EQ(f->line, 6);
+  // A cause anywhere wins over the launcher's note.
+  expect_kind(classify(steps(1, 5) + "srun: error: gpu-node-07: task 3: Exited with exit code 1\n" +
+                       "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"),
+              FailureKind::Oom);
+  // A finished run that logged a task exit (a helper process) did not fail.
+  EXPECT_FALSE(classify(steps(1, 5) + "srun: error: gpu-node-07: task 3: Exited with exit code 1\n", false));
+}
+
 TEST(FailureClassifier, CleanLogHasNoFailure) {
   EXPECT_FALSE(classify(steps(1, 20)).has_value());
   EXPECT_FALSE(classify(steps(1, 20), false).has_value());

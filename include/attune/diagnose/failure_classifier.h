@@ -58,6 +58,7 @@ class FailureClassifier {
   std::optional<Failure> conn_reset_;     // "Connection reset by peer": node failure with ncclRemoteError
   std::optional<Failure> remote_error_;   // first ncclRemoteError line
   std::optional<Failure> child_failed_;   // torchrun wrapper: python_error only as a last resort
+  std::optional<Failure> task_exit_;      // srun/torchrun "a task exited": unknown, the very last resort
   std::optional<Failure> first_overflow_; // DeepSpeed fp16 overflow, NaN once it keeps repeating
   long timeout_ran_for_ms_ = -1;          // "ran for M milliseconds" of the first NCCL timeout
   int overflow_count_ = 0;
