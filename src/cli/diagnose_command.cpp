@@ -1,5 +1,6 @@
 // `attune diagnose LOG...`: the steady-state throughput, memory, loss and
 // failure of a run, read from its logs.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -17,6 +18,7 @@ namespace {
 
 struct DiagnoseArgs {
   std::vector<std::string> logs;
+  std::string profile;
   std::string recipe;
   std::string framework;
   std::string model;
@@ -106,12 +108,41 @@ void print_human(const diagnose::Diagnosis& d) {
   for (const auto& n : d.notes) fmt::print("note        {}\n", n);
 }
 
+void print_profile(const diagnose::ProfileSummary& p) {
+  auto pct = [](const std::optional<double>& share) { return share ? fmt::format(" ({:.0f}%)", *share * 100) : ""; };
+  auto ms = [](double s) { return fmt::format("{:.1f} ms", s * 1e3); };
+  fmt::print("profile     {}{}: compute {}{} · communication {}{} · memory {}{}\n", p.source,
+             p.window_s ? fmt::format(", window {}", ms(*p.window_s)) : "", ms(p.compute_s), pct(p.compute_share),
+             ms(p.communication_s), pct(p.communication_share), ms(p.memory_s), pct(p.memory_share));
+  if (p.exposed_communication_s) {
+    fmt::print("            exposed communication {}{} · idle {}{} · overlap {}\n", ms(*p.exposed_communication_s),
+               pct(p.exposed_communication_share), p.idle_s ? ms(*p.idle_s) : "-", pct(p.idle_share),
+               p.overlap_pct ? fmt::format("{:.0f}%", *p.overlap_pct) : "-");
+  }
+  const std::size_t shown = std::min<std::size_t>(p.top_kernels.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& k = p.top_kernels[i];
+    std::string name = k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name;
+    fmt::print("            {:>4.0f}% {} [{}]\n", k.share * 100, name, k.kind);
+  }
+  for (const auto& n : p.notes) fmt::print("note        {}\n", n);
+}
+
 int run_diagnose(const DiagnoseArgs& a) {
-  diagnose::Diagnosis d = diagnose::diagnose_logs(a.logs, options_from(a));
+  diagnose::Diagnosis d;
+  if (!a.logs.empty()) {
+    d = diagnose::diagnose_logs(a.logs, options_from(a));
+  } else if (a.profile.empty()) {
+    throw InputError({}, "LOG", "give at least one log file, or --profile FILE");
+  }
+  if (!a.profile.empty()) d.profile = diagnose::read_profile(a.profile);
   if (a.json) {
     std::cout << diagnose::to_json(d).dump(2) << "\n";
+  } else if (a.logs.empty()) {
+    print_profile(*d.profile);
   } else {
     print_human(d);
+    if (d.profile) print_profile(*d.profile);
   }
   return 0;
 }
@@ -122,8 +153,13 @@ void add_diagnose_command(CLI::App& app) {
   auto args = std::make_shared<DiagnoseArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diagnose", "Read a run's logs (plain or gzip; several files are one run, in order): steady-state throughput, "
-                  "noise, memory and headroom, loss, and the failure with its evidence line.");
-  cmd->add_option("LOG", args->logs, "Log files of the run")->required();
+                  "noise, memory and headroom, loss, the framework's timers, and the failure with its evidence line; "
+                  "with --profile, where the GPU time goes.");
+  cmd->add_option("LOG", args->logs, "Log files of the run (may be omitted with --profile)");
+  cmd->add_option("--profile", args->profile,
+                  "A profile of the run: PyTorch profiler Chrome-trace JSON (.json or .json.gz, streamed), or an "
+                  "`nsys stats --format csv` cuda_gpu_trace / cuda_gpu_kern_sum report: compute, communication, "
+                  "exposed communication and idle time, top kernels");
   cmd->add_option("--framework", args->framework,
                   "Log format when it cannot be told from the text: megatron, bridge, nemo, automodel, torchtitan, "
                   "deepspeed, hf");
@@ -137,7 +173,7 @@ void add_diagnose_command(CLI::App& app) {
   cmd->add_option("--global-batch", args->global_batch, "Global batch in samples per step")->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json,
                 "Print JSON: {framework, steps, throughput: {tokens_per_s_per_gpu, step_time_s, tflops_per_gpu, mfu, "
-                "flops_convention}, noise: {cv}, memory: {...}, loss: [[step, value]], failure}");
+                "flops_convention}, noise: {cv}, memory: {...}, loss: [[step, value]], timers, failure, profile}");
   cmd->callback([args]() { command_status() = run_diagnose(*args); });
 }
 

@@ -250,6 +250,7 @@ nlohmann::json to_json(const Diagnosis& d) {
         {"headroom_gib", opt(d.headroom_gib)}}},
       {"loss", loss},
       {"timers", timers_json(d)},
+      {"profile", d.profile ? to_json(*d.profile) : nlohmann::json(nullptr)},
       {"failure", failure},
       {"notes", d.notes},
   };

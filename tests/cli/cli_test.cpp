@@ -256,4 +256,29 @@ TEST_F(CliTest, DiagnoseFailureAndBadInput) {
   EXPECT_EQ(run("diagnose " + empty.string()).status, 2);
 }
 
+TEST_F(CliTest, DiagnoseWithProfile) {
+  fs::path log = dir_ / "train.log";
+  std::ofstream(log) << megatron_log();
+  // One GPU: a GEMM 0-300 us, an NCCL all-reduce 200-400 us on another stream.
+  fs::path trace = dir_ / "trace.json";
+  std::ofstream(trace) << R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "pid": 0, "tid": 7, "ts": 1000, "dur": 300},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "pid": 0, "tid": 20,
+     "ts": 1200, "dur": 200}
+  ]})";
+  auto r = run("diagnose " + log.string() + " --profile " + trace.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["framework"], "megatron");
+  ASSERT_TRUE(j["profile"].is_object()) << r.out;
+  EXPECT_NEAR(j["profile"]["compute_s"].get<double>(), 300e-6, 1e-12);
+  EXPECT_NEAR(j["profile"]["communication_s"].get<double>(), 200e-6, 1e-12);
+  EXPECT_NEAR(j["profile"]["exposed_communication_s"].get<double>(), 100e-6, 1e-12);
+  auto alone = run("diagnose --profile " + trace.string());
+  EXPECT_EQ(alone.status, 0) << alone.out;
+  EXPECT_NE(alone.out.find("exposed communication"), std::string::npos) << alone.out;
+  EXPECT_EQ(run("diagnose").status, 2);                                     // neither a log nor a profile
+  EXPECT_EQ(run("diagnose --profile " + log.string()).status, 2);          // a log is not a profile
+}
+
 }  // namespace

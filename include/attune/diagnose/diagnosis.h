@@ -14,6 +14,7 @@
 
 #include "attune/diagnose/failure.h"
 #include "attune/diagnose/flops.h"
+#include "attune/diagnose/profile.h"
 #include "attune/diagnose/steady_state.h"
 #include "attune/diagnose/timer_table.h"
 #include "attune/recipe/model_spec.h"
@@ -49,6 +50,7 @@ struct Diagnosis {
   std::optional<double> capacity_gib;
   std::optional<double> headroom_gib;
   std::vector<std::pair<long, double>> loss;  // (step, value)
+  std::optional<ProfileSummary> profile;  // from --profile: where GPU time goes
   std::vector<PhaseTime> timers;        // Megatron timers / DeepSpeed wall-clock breakdown, if printed
   TimeBreakdown time_breakdown;
   std::optional<Failure> failure;
