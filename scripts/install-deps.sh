@@ -6,6 +6,7 @@ PACKAGES=(
   libyaml-cpp-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libcurl4-openssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-14 libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: libFuzzer, llvm-symbolizer
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

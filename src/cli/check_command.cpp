@@ -87,7 +87,7 @@ int run_check(CheckArgs& a) {
                                                  : recipe::Recipe::load(a.candidate, candidate_options);
   gate::Verdict v = gate.check(original, candidate);
   if (a.json) {
-    std::cout << gate::to_json(v).dump(2) << "\n";
+    print_json(gate::to_json(v));
   } else {
     print_human(v);
   }

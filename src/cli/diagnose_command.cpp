@@ -137,7 +137,7 @@ int run_diagnose(const DiagnoseArgs& a) {
   }
   if (!a.profile.empty()) d.profile = diagnose::read_profile(a.profile);
   if (a.json) {
-    std::cout << diagnose::to_json(d).dump(2) << "\n";
+    print_json(diagnose::to_json(d));
   } else if (a.logs.empty()) {
     print_profile(*d.profile);
   } else {

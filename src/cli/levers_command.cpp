@@ -76,7 +76,7 @@ void print_human(const recipe::Recipe& r) {
 int run_levers(const LeversArgs& a) {
   recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
   if (a.json) {
-    std::cout << r.to_json().dump(2) << "\n";
+    print_json(r.to_json());
   } else {
     print_human(r);
     print_levers(r, a.all);

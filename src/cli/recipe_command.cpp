@@ -56,7 +56,7 @@ int run_set(const SetArgs& a) {
   if (a.json) {
     nlohmann::json j = recipe::to_json(edit);
     j["output"] = a.output.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.output);
-    std::cout << j.dump(2) << "\n";
+    print_json(j);
     return 0;
   }
   for (const auto& c : edit.changes) fmt::print("edit      {}\n", recipe::describe(c));
@@ -75,7 +75,7 @@ int run_diff(const DiffArgs& a) {
   recipe::Recipe right = recipe::Recipe::load(a.b, a.options);
   recipe::RecipeDiff d = recipe::diff_recipes(left, right);
   if (a.json) {
-    std::cout << recipe::to_json(d).dump(2) << "\n";
+    print_json(recipe::to_json(d));
     return 0;
   }
   if (d.empty()) {

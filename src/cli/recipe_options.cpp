@@ -1,10 +1,16 @@
 #include "attune/cli/commands.h"
 
+#include <iostream>
+
 namespace attune::cli {
 
 int& command_status() {
   static int status = 0;
   return status;
+}
+
+void print_json(const nlohmann::json& j) {
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 void add_recipe_options(CLI::App& cmd, recipe::RecipeOptions& o) {

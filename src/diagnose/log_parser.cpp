@@ -46,9 +46,9 @@ std::optional<double> tqdm_rate(std::string_view r) {
 std::optional<std::string_view> read_counts(std::string_view s, long& n, long& total) {
   s = trim(s);
   auto [p1, e1] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (e1 != std::errc() || p1 == s.data() + s.size() || *p1 != '/') return std::nullopt;
+  if (e1 != std::errc() || p1 == s.data() + s.size() || *p1 != '/' || !is_sane_count(n)) return std::nullopt;
   auto [p2, e2] = std::from_chars(p1 + 1, s.data() + s.size(), total);
-  if (e2 != std::errc()) return std::nullopt;
+  if (e2 != std::errc() || !is_sane_count(total)) return std::nullopt;
   return s.substr(static_cast<std::size_t>(p2 - s.data()));
 }
 

@@ -250,6 +250,11 @@ TEST_F(CliTest, DiagnoseFailureAndBadInput) {
   EXPECT_EQ(j["failure"]["kind"], "oom");
   EXPECT_EQ(j["failure"]["line"], 2);
   EXPECT_EQ(j["steps"], 0);
+  fs::path binary = dir_ / "binary.log";  // a failure line that is not valid UTF-8
+  std::ofstream(binary) << "[rank0]: torch.OutOfMemoryError: CUDA out of memory. \xff\xfe garbage\n";
+  auto bad_bytes = run("diagnose " + binary.string() + " --json");
+  ASSERT_EQ(bad_bytes.status, 0) << bad_bytes.out;
+  EXPECT_EQ(nlohmann::json::parse(bad_bytes.out)["failure"]["kind"], "oom");
   EXPECT_EQ(run("diagnose " + (dir_ / "missing.log").string()).status, 2);
   fs::path empty = dir_ / "empty.log";
   std::ofstream(empty) << "";

@@ -9,15 +9,15 @@ namespace {
 
 TEST(ChunkedVector, KeepsOrderAcrossChunksAndNeverMovesElements) {
   ChunkedVector<long> v;
-  // 2 MiB chunks hold 262144 longs: 600000 spans three chunks.
-  const long n = 600000;
+  // Chunks of 16, 32, ... up to 4 MiB (524288 longs): 1.2 M spans the
+  // growing chunks and three of the largest.
+  const long n = 1200000;
   for (long i = 0; i < n; ++i) v.push_back(i * 3);
   const long* first = &v[0];
   v.push_back(-1);
   EXPECT_EQ(&v[0], first);  // growth never relocates
   ASSERT_EQ(v.size(), static_cast<std::size_t>(n + 1));
-  EXPECT_EQ(v[262143], 262143 * 3);
-  EXPECT_EQ(v[262144], 262144 * 3);
+  for (long i : {0L, 15L, 16L, 47L, 48L, 524271L, 524272L, 1048559L, 1048560L, n - 1}) EXPECT_EQ(v[i], i * 3) << i;
   EXPECT_EQ(v.back(), -1);
   long sum = 0, count = 0;
   for (long x : v) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "attune/recipe/hardware.h"
 
@@ -15,6 +16,10 @@ void add_recipe_options(CLI::App& cmd, recipe::RecipeOptions& options);
 
 // The exit status the command that ran asks for (0 when none ran).
 int& command_status();
+
+// Prints JSON for --json, indented. Text read from logs and profiles may not
+// be valid UTF-8: bad bytes become U+FFFD rather than an exception.
+void print_json(const nlohmann::json& j);
 
 void add_levers_command(CLI::App& app);
 void add_recipe_command(CLI::App& app);

@@ -1,17 +1,18 @@
-// ChunkedVector: an append-only sequence stored in fixed-size chunks. Unlike
-// std::vector it never moves what it already holds when it grows, so filling it
-// with millions of records (one per step of a gigabyte log) costs one write per
+// ChunkedVector: an append-only sequence stored in chunks. Unlike std::vector
+// it never moves what it already holds when it grows, so filling it with
+// millions of records (one per step of a gigabyte log) costs one write per
 // record instead of a copy of everything on every doubling; unlike std::deque
 // its chunks are large for large elements too. Elements are never erased.
-// Chunks are 2 MiB blocks offered to the kernel as huge pages: first touching
-// fresh memory page by page (a fault per 4 KiB) cost more than parsing the
-// log that fills it.
+// Chunks double from 16 elements up to a few MiB and then stay that size, so
+// a short log costs a small allocation; the large ones are offered to the
+// kernel as huge pages, because first touching fresh memory page by page (a
+// fault per 4 KiB) cost more than parsing the log that fills it.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
-#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -20,16 +21,36 @@
 namespace attune {
 
 namespace detail {
-// A 2 MiB block aligned to 2 MiB, advised as a huge page where the kernel
-// allows it; freed with free_chunk_block.
+// Memory for a chunk; blocks of 2 MiB and more are aligned to 2 MiB and
+// advised as huge pages where the kernel allows it. Freed with free_chunk_block.
 void* allocate_chunk_block(std::size_t bytes);
 void free_chunk_block(void* block);
 }  // namespace detail
 
 template <class T>
 class ChunkedVector {
-  static constexpr std::size_t kBlockBytes = std::size_t{2} << 20;
-  static constexpr std::size_t ChunkSize = sizeof(T) >= kBlockBytes ? 1 : kBlockBytes / sizeof(T);
+  // Chunk k (k < kGrowing) holds kFirst << k elements; later ones kLargest.
+  static constexpr std::size_t kLargestBytes = std::size_t{4} << 20;
+  static constexpr std::size_t kLargest = std::bit_floor(sizeof(T) >= kLargestBytes ? 1 : kLargestBytes / sizeof(T));
+  static constexpr std::size_t kFirst = kLargest < 16 ? kLargest : 16;
+  static constexpr std::size_t kGrowing = std::bit_width(kLargest / kFirst) - 1;  // kFirst << kGrowing == kLargest
+  static constexpr std::size_t kInGrowing = kFirst * ((std::size_t{1} << kGrowing) - 1);
+
+  struct Slot {
+    std::size_t chunk;
+    std::size_t offset;
+  };
+  static Slot slot(std::size_t i) {
+    if (i < kInGrowing) {
+      const std::size_t k = std::bit_width(i / kFirst + 1) - 1;
+      return {k, i - kFirst * ((std::size_t{1} << k) - 1)};
+    }
+    const std::size_t m = i - kInGrowing;
+    return {kGrowing + m / kLargest, m % kLargest};
+  }
+  static std::size_t capacity_of(std::size_t chunk) {
+    return chunk < kGrowing ? kFirst << chunk : kLargest;
+  }
 
  public:
   template <bool Const>
@@ -91,22 +112,29 @@ class ChunkedVector {
   ~ChunkedVector() { release(); }
 
   void push_back(T value) {
-    if (size_ % ChunkSize == 0) {
+    const Slot s = slot(size_);
+    if (s.chunk == chunks_.size()) {
       chunks_.reserve(chunks_.size() + 1);  // so that a failed reserve cannot leak the block
-      chunks_.push_back(static_cast<T*>(detail::allocate_chunk_block(ChunkSize * sizeof(T))));
+      chunks_.push_back(static_cast<T*>(detail::allocate_chunk_block(capacity_of(s.chunk) * sizeof(T))));
     }
-    new (chunks_.back() + size_ % ChunkSize) T(std::move(value));
+    new (chunks_[s.chunk] + s.offset) T(std::move(value));
     ++size_;
   }
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T& operator[](std::size_t i) { return chunks_[i / ChunkSize][i % ChunkSize]; }
-  const T& operator[](std::size_t i) const { return chunks_[i / ChunkSize][i % ChunkSize]; }
+  T& operator[](std::size_t i) {
+    const Slot s = slot(i);
+    return chunks_[s.chunk][s.offset];
+  }
+  const T& operator[](std::size_t i) const {
+    const Slot s = slot(i);
+    return chunks_[s.chunk][s.offset];
+  }
   T& back() { return (*this)[size_ - 1]; }
   const T& back() const { return (*this)[size_ - 1]; }
-  T& front() { return (*this)[0]; }
-  const T& front() const { return (*this)[0]; }
+  T& front() { return chunks_[0][0]; }
+  const T& front() const { return chunks_[0][0]; }
 
   iterator begin() { return {this, 0}; }
   iterator end() { return {this, size_}; }

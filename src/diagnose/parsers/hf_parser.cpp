@@ -172,7 +172,7 @@ class HfParser : public LogParser {
 
   // 'epoch' is fractional; crossing an integer restarts the data loader.
   void note_epoch(std::optional<double> epoch, const LogLine& line, ParseSink& sink) {
-    if (!epoch) return;
+    if (!epoch || !(*epoch >= 0 && *epoch < 1e9)) return;  // not an epoch number
     long whole = static_cast<long>(*epoch);
     if (last_epoch_ >= 0 && whole > last_epoch_)
       add_disturbance(sink, Disturbance::Kind::DataEpoch, line);
@@ -185,7 +185,7 @@ class HfParser : public LogParser {
     bool bar_fresh = bar_n_ > steps_.prev;
     s.step = bar_fresh ? bar_n_ : std::max(steps_.prev, 0L) + 1;
     if (bar_fresh) s.step_time_s = bar_sec_per_it_;  // tqdm-smoothed
-    long interval = steps_.interval(s.step);
+    const int interval = steps_.interval(s.step);
     s.steps_in_interval = bar_fresh ? interval : 1;  // logging_steps is not printed
     s.line = line.line;
     max_into(sink.peak_mem_allocated_gib, s.mem_max_allocated_gib);
@@ -202,9 +202,10 @@ class HfParser : public LogParser {
     long steps = 0;
     if (d.steps_per_s && *d.steps_per_s > 0) {
       s.step_time_s = 1.0 / *d.steps_per_s;
-      if (d.runtime_s) steps = static_cast<long>(*d.runtime_s * *d.steps_per_s + 0.5);
+      const double n = d.runtime_s ? *d.runtime_s * *d.steps_per_s + 0.5 : 0;
+      if (n >= 1 && n <= static_cast<double>(kMaxCount)) steps = static_cast<long>(n);
     }
-    s.steps_in_interval = steps > 0 ? steps : 1;
+    s.steps_in_interval = static_cast<int>(std::clamp<long>(steps, 1, 1'000'000'000));
     s.step = steps_.prev > 0 ? steps_.prev : s.steps_in_interval;
     s.line = line.line;
     sink.samples.push_back(std::move(s));

@@ -19,7 +19,7 @@ std::size_t skip_blanks(std::string_view s, std::size_t i) {
 // Reads digits at i into v; returns the index after them (i if none).
 std::size_t read_long(std::string_view s, std::size_t i, long& v) {
   auto [p, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
-  return ec == std::errc() ? static_cast<std::size_t>(p - s.data()) : i;
+  return ec == std::errc() && is_sane_count(v) ? static_cast<std::size_t>(p - s.data()) : i;
 }
 
 // Finds "iteration <N>/ <M> |" and returns the index after the '|' (npos if

@@ -53,7 +53,7 @@ std::size_t progress_printer_header(std::string_view t, long& it) {
   if (i == npos) return npos;
   i += 12;
   auto [end, ec] = std::from_chars(t.data() + i, t.data() + t.size(), it);
-  if (ec != std::errc()) return npos;
+  if (ec != std::errc() || !is_sane_count(it)) return npos;
   return t.find('|', static_cast<std::size_t>(end - t.data()));
 }
 
@@ -64,7 +64,7 @@ bool parse_delta_timing(std::string_view t, StepSample& s) {
   std::size_t st = t.rfind("Step ", p);
   if (st == npos) return false;
   auto [end, ec] = std::from_chars(t.data() + st + 5, t.data() + p, s.step);
-  if (ec != std::errc() || *end != ':') return false;
+  if (ec != std::errc() || *end != ':' || !is_sane_count(s.step)) return false;
   s.step_time_s = to_double(t.substr(p + 23));
   return s.step_time_s.has_value();
 }

@@ -108,10 +108,18 @@ inline std::optional<double> to_double_grouped(std::string_view s) {
   return to_double(std::string_view(buf, n));
 }
 
+// Steps, counts and batch sizes beyond 1e15 are not real (a run of 1e15
+// steps would take millennia); refusing them keeps every later sum and
+// difference of counts far from overflow.
+inline constexpr long kMaxCount = 1'000'000'000'000'000;
+inline bool is_sane_count(long v) { return v >= -kMaxCount && v <= kMaxCount; }
+
 // Integer fields may be printed as floats ("3.2e+4" in Lightning bars).
 inline std::optional<long> to_long(std::string_view s) {
   auto d = to_double(s);
-  if (!d || !(*d == *d) || *d > 9e18 || *d < -9e18) return std::nullopt;
+  if (!d || !(*d == *d) || *d > static_cast<double>(kMaxCount) || *d < -static_cast<double>(kMaxCount)) {
+    return std::nullopt;
+  }
   return static_cast<long>(*d + (*d < 0 ? -0.5 : 0.5));
 }
 
@@ -143,10 +151,10 @@ void for_each_field(std::string_view text, char sep, F&& f) {
 // Remembers the previous step so each sample says how many steps it covers.
 struct StepCounter {
   long prev = -1;
-  long interval(long step) {
+  int interval(long step) {
     long n = (prev >= 0 && step > prev) ? step - prev : 1;
     prev = step;
-    return n;
+    return static_cast<int>(std::min<long>(n, 1'000'000'000));
   }
 };
 
