@@ -7,13 +7,16 @@
 # build-fuzz/fuzz-artifacts/<target>/ and make the script exit 1; the full
 # libFuzzer output of each target is in build-fuzz/fuzz-logs/<target>.log.
 #
-#   FUZZ_SECONDS=60 bash scripts/fuzz.sh
+#   FUZZ_SECONDS=60 FUZZ_SEED=0 bash scripts/fuzz.sh   # longer, with a random seed
 #   FUZZ_TARGETS="megatron hf" bash scripts/fuzz.sh     # some targets only
 #   FUZZ_BUILD_DIR, FUZZ_CXX: build directory and compiler (default build-fuzz, clang++)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-15}"
+# A fixed seed makes a CI run repeat the previous one's inputs for the same
+# code; FUZZ_SEED=0 lets libFuzzer pick one.
+seed="${FUZZ_SEED:-1}"
 build="${FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="$(nproc)"
 script_start=$(date +%s)
@@ -64,7 +67,7 @@ status_field() {  # field of the last status line ("#123 NEW cov: 1 ft: 2 corp: 
   grep -E "$1" "$2" | tail -n 1 | grep -oE "$3: [^ ]+" | cut -d' ' -f2 || true
 }
 
-echo "== fuzzing: ${seconds} s per target, -max_len=4096 -timeout=10 -rss_limit_mb=2048"
+echo "== fuzzing: ${seconds} s per target, seed ${seed}, -max_len=4096 -timeout=10 -rss_limit_mb=2048"
 failed=()
 for t in "${targets[@]}"; do
   bin="$build/fuzz/fuzz_$t"
@@ -88,7 +91,7 @@ for t in "${targets[@]}"; do
   TMPDIR="$work" \
   ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
   UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1" \
-    "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    "$bin" -max_total_time="$seconds" -seed="$seed" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
       -dict=tests/fuzz/log.dict -print_final_stats=1 -artifact_prefix="$art/" \
       "$corpus" "$regress" >"$log" 2>&1 || rc=$?
   took=$(( $(date +%s) - start ))

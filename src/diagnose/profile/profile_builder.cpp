@@ -1,6 +1,7 @@
 #include "profile_builder.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace attune::diagnose::profile {
 namespace {
@@ -73,11 +74,20 @@ void ProfileBuilder::add_launch(long long device, std::int64_t start_ns, std::in
   t.by_kind[index_of(st.kind)].push_back(Interval{start_ns, end_ns});
 }
 
+namespace {
+// Launch counts come from the file (nsys "Instances"): add without overflowing.
+long long add_counts(long long a, long long b) {
+  long long sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? std::numeric_limits<long long>::max() : std::numeric_limits<long long>::min();
+  return sum;
+}
+}  // namespace
+
 void ProfileBuilder::add_total(std::string_view name, std::int64_t total_ns, long long count) {
   has_totals_ = true;
   NameStats& st = stats_for(name, false);
   st.total_ns += static_cast<double>(total_ns);
-  st.count += count;
+  st.count = add_counts(st.count, count);
 }
 
 void ProfileBuilder::add_step(long long number) { steps_.insert(number); }
@@ -88,7 +98,7 @@ void ProfileBuilder::fill_top_kernels(ProfileSummary& s) const {
   for (const auto& entry : names_) {
     all.push_back(&entry);
     s.summed_kernel_s += entry.second.total_ns / kNsPerS;
-    s.kernel_launches += entry.second.count;
+    s.kernel_launches = add_counts(s.kernel_launches, entry.second.count);
   }
   const std::size_t n = std::min(kTopKernels, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
