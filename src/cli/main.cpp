@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   attune::cli::add_recipe_command(app);
   attune::cli::add_check_command(app);
   attune::cli::add_diagnose_command(app);
+  attune::cli::add_sim_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

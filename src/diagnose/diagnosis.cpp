@@ -37,6 +37,7 @@ class LogPass {
   }
 
   const ParseSink& sink() const { return sink_; }
+  ParseSink& sink() { return sink_; }
   const FailureClassifier& classifier() const { return classifier_; }
   std::string framework() const { return parser_ ? parser_->framework() : ""; }
 
@@ -131,6 +132,29 @@ void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::stri
   }
 }
 
+// Frameworks that print only a rate (torchtitan's tps, tokens per second per
+// GPU) still need a step time for the steady state: from the tokens each GPU
+// processes per step when the recipe says, else 1/tps, which ranks the
+// samples the same way (then true is returned: the times are not seconds).
+bool step_times_from_rates(ParseSink& sink, const DiagnoseOptions& o) {
+  const double tokens_per_gpu_step =
+      o.global_batch > 0 && o.seq_len > 0 && o.world > 0
+          ? static_cast<double>(o.global_batch) * static_cast<double>(o.seq_len) / o.world
+          : 0;
+  bool relative = false;
+  for (std::size_t i = 0; i < sink.samples.size(); ++i) {
+    StepSample& s = sink.samples[i];
+    if (s.step_time_s || !s.tokens_per_s_per_gpu || *s.tokens_per_s_per_gpu <= 0) continue;
+    if (tokens_per_gpu_step > 0) {
+      s.step_time_s = tokens_per_gpu_step / *s.tokens_per_s_per_gpu;
+    } else {
+      s.step_time_s = 1.0 / *s.tokens_per_s_per_gpu;
+      relative = true;
+    }
+  }
+  return relative;
+}
+
 void memory(const ParseSink& sink, Diagnosis& d) {
   auto keep_max = [](std::optional<double>& acc, const auto& v) {
     if (v && (!acc || *v > *acc)) acc = *v;
@@ -173,11 +197,16 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   pass.finish();
   Diagnosis d;
   d.framework = pass.framework();
+  const bool relative_times = step_times_from_rates(pass.sink(), o);
   const ParseSink& sink = pass.sink();
   d.steps = static_cast<int>(sink.samples.size());
   if (!sink.samples.empty()) d.last_step = sink.samples.back().step;
   d.steady = steady_state(sink.samples, sink.disturbances);
   throughput(sink, o, d.framework, d);
+  if (relative_times) {  // 1/tps ranked the samples; it is not a time
+    d.step_time_s.reset();
+    d.samples_per_s.reset();
+  }
   memory(sink, d);
   d.failure = pass.classifier().result(true, d.step_time_s);
   d.timers = sink.timers.phases();

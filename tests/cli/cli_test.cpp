@@ -286,4 +286,32 @@ TEST_F(CliTest, DiagnoseWithProfile) {
   EXPECT_EQ(run("diagnose --profile " + log.string()).status, 2);          // a log is not a profile
 }
 
+TEST_F(CliTest, SimPredictRunAndCalibrate) {
+  auto p = run("sim predict " + example("megatron_llama3_8b.sh") + " --gpu h100 --json");
+  ASSERT_EQ(p.status, 0) << p.out;
+  auto j = nlohmann::json::parse(p.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_GT(j["tokens_per_s_per_gpu"].get<double>(), 1000);
+  EXPECT_GT(j["breakdown"]["compute_s"].get<double>(), 0);
+  EXPECT_EQ(run("sim predict " + example("megatron_llama3_8b.sh")).status, 2);  // no GPU type: say so
+
+  auto r = run("sim run " + example("megatron_llama3_8b.sh") + " --gpu h100 --steps 5 --seed 3");
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("elapsed time per iteration (ms)"), std::string::npos);
+
+  fs::path csv = dir_ / "measured.csv";
+  std::ofstream(csv) << "source,model,gpu,num_gpus,tp,pp,vp,cp,ep,dp,mbs,gbs,seq_len,precision,recompute,"
+                        "tokens_per_s_per_gpu,tflops_per_gpu,mfu,notes\n"
+                        "test,Llama3-8B,H100,8,1,1,,1,,8,1,128,8192,BF16,full,9000,,,\n"
+                        "test,Llama3-70B,H100,64,4,4,,1,,4,1,128,8192,BF16,none,1400,,,\n"
+                        "test,Unknown-3B,H100,8,1,1,,1,,8,1,128,8192,BF16,none,9000,,,\n";
+  auto c = run("sim calibrate --csv " + csv.string() + " --json");
+  ASSERT_EQ(c.status, 0) << c.out;
+  auto cj = nlohmann::json::parse(c.out);
+  EXPECT_EQ(cj["rows"], 3);
+  EXPECT_EQ(cj["supported"], 2);
+  EXPECT_EQ(cj["excluded"], 1);
+  EXPECT_GT(cj["median_abs_error"].get<double>(), 0);
+}
+
 }  // namespace

@@ -25,5 +25,6 @@ void add_levers_command(CLI::App& app);
 void add_recipe_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diagnose_command(CLI::App& app);
+void add_sim_command(CLI::App& app);
 
 }  // namespace attune::cli

@@ -1,0 +1,108 @@
+#include "attune/sim/gpu_system.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attune/recipe/hardware.h"
+
+namespace attune::sim {
+
+namespace {
+
+// perfmodel.md §1.1-1.3 and hardware.csv. H200's BF16 MAMF is "same as H100".
+// The Grand Teton H100 (96 GB HBM2e, 500 W) torchtitan measured on is slower
+// than an SXM H100: its peak is somewhere between H100 NVL (835) and SXM.
+std::vector<GpuSystem> make_catalog() {
+  std::vector<GpuSystem> c;
+  c.push_back({"h100", "H100 SXM 80GB", 989, 1979, 79.1, 3.35, 794.5, 1402.6, 8, 8, 450, 370, 320, 370, 48, 50});
+  c.push_back({"h200", "H200 SXM 141GB", 989, 1979, 140.0, 4.8, 794.5, 1453.4, 8, 8, 450, 368, 320, 370, 48, 50});
+  c.push_back({"b200", "B200 180GB", 2250, 4500, 178.4, 7.7, 1745.0, 3432.5, 8, 8, 900, 700, 640, 382, 48, 50});
+  c.push_back({"gb200", "GB200 NVL72", 2500, 5000, 184.0, 8.0, 1822.0, 3615.6, 4, 72, 900, 680, 640, 382, 48, 50});
+  c.push_back({"a100", "A100 SXM 80GB", 312, 0, 79.1, 2.0, 271.2, 0, 8, 8, 300, 232, 210, 192, 24, 25});
+  // 500 W cap: clocks drop under sustained GEMM load (about 25% below SXM's MAMF).
+  c.push_back({"h100-96gb", "H100 96GB HBM2e 500W (Grand Teton)", 900, 1800, 94.0, 2.4, 600.0, 1050.0, 8, 8, 450, 370, 320,
+               370, 48, 50});
+  return c;
+}
+
+// Fraction of large-message bus bandwidth reached at a message size: NCCL is
+// latency-bound below ~1 MiB and saturates above ~1 GiB (the 8xH100 NVLS
+// curve of perfmodel.md §1.3: 1 MiB 14%, 16 MiB 49%, 256 MiB 88% of 480).
+double size_factor(double bytes) {
+  constexpr double kHalf = 16.0 * 1024 * 1024;  // message size at half bandwidth
+  return bytes / (bytes + kHalf);
+}
+
+constexpr double kLatencyNvlinkS = 10e-6;
+constexpr double kLatencyNetworkS = 20e-6;
+
+}  // namespace
+
+const std::vector<GpuSystem>& gpu_systems() {
+  static const std::vector<GpuSystem> catalog = make_catalog();
+  return catalog;
+}
+
+const GpuSystem* find_gpu_system(std::string_view id) {
+  std::string key(id);
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const auto& g : gpu_systems()) {
+    if (g.id == key) return &g;
+  }
+  if (auto n = recipe::normalize_gpu(id)) {
+    for (const auto& g : gpu_systems()) {
+      if (g.id == *n) return &g;
+    }
+  }
+  return nullptr;
+}
+
+// Calculon's H100 curve (perfmodel.md §1.2): >= 128 GFLOP 0.95, 16 -> 0.90,
+// 1 -> 0.60, -> 0.10 at 0, interpolated on log size. Relative to MAMF, so
+// large GEMMs reach it.
+double gemm_efficiency(double gflop) {
+  if (gflop <= 0) return 0.1;
+  struct Point {
+    double gflop, eff;
+  };
+  static constexpr Point kCurve[] = {{0.01, 0.12}, {0.1, 0.3}, {1, 0.62}, {16, 0.92}, {128, 1.0}};
+  if (gflop <= kCurve[0].gflop) return kCurve[0].eff;
+  for (std::size_t i = 1; i < std::size(kCurve); ++i) {
+    if (gflop <= kCurve[i].gflop) {
+      const double t = (std::log(gflop) - std::log(kCurve[i - 1].gflop)) /
+                       (std::log(kCurve[i].gflop) - std::log(kCurve[i - 1].gflop));
+      return kCurve[i - 1].eff + t * (kCurve[i].eff - kCurve[i - 1].eff);
+    }
+  }
+  return 1.0;
+}
+
+double collective_seconds(const GpuSystem& g, Collective c, double bytes, int ranks, bool crosses_nodes) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double n = ranks;
+  double busbw = 0;
+  double traffic = 0;  // bus bytes per GPU
+  switch (c) {
+    case Collective::AllReduce:
+      busbw = crosses_nodes ? g.allreduce_busbw_network : g.allreduce_busbw_nvlink;
+      traffic = 2 * (n - 1) / n * bytes;
+      break;
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+      busbw = crosses_nodes ? g.allreduce_busbw_network : g.allreduce_busbw_nvlink;
+      traffic = (n - 1) / n * bytes;
+      break;
+    case Collective::AllToAll:
+      busbw = crosses_nodes ? g.alltoall_busbw_network : g.alltoall_busbw_nvlink;
+      traffic = (n - 1) / n * bytes;
+      break;
+    case Collective::SendRecv:
+      busbw = crosses_nodes ? g.network_gbps_per_gpu * 0.9 : g.nvlink_gbps * 0.8;
+      traffic = bytes;
+      break;
+  }
+  const double latency = (crosses_nodes ? kLatencyNetworkS : kLatencyNvlinkS) * std::log2(n + 1);
+  return latency + traffic / (busbw * 1e9 * size_factor(bytes));
+}
+
+}  // namespace attune::sim
