@@ -7,6 +7,7 @@
 
 #include "attune/diagnose/failure_classifier.h"
 #include "attune/diagnose/log_parser.h"
+#include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
 #include "attune/recipe/hardware.h"
 #include "attune/util/error.h"
@@ -14,71 +15,6 @@
 namespace attune::diagnose {
 
 namespace {
-
-constexpr size_t kDetectLines = 2000;
-
-// Streams every line once: the first lines are held until the framework is
-// known, then replayed into its parser; failures are classified throughout.
-class LogPass {
- public:
-  explicit LogPass(const std::string& framework) : forced_(framework) {}
-
-  void feed(const LogLine& line) {
-    if (!parser_) {
-      held_.push_back({std::string(line.text), line.line, line.rank});
-      if (held_.size() >= kDetectLines) start_parser();
-      return;
-    }
-    parse(line);
-  }
-
-  void finish() {
-    if (!parser_) start_parser();
-  }
-
-  const ParseSink& sink() const { return sink_; }
-  ParseSink& sink() { return sink_; }
-  const FailureClassifier& classifier() const { return classifier_; }
-  std::string framework() const { return parser_ ? parser_->framework() : ""; }
-
- private:
-  struct Held {
-    std::string text;
-    long line;
-    int rank;
-  };
-
-  void start_parser() {
-    std::string fw = forced_;
-    if (fw.empty()) {
-      std::vector<std::string> first;
-      for (const auto& h : held_) first.push_back(h.text);
-      fw = detect_framework(first);
-    }
-    parser_ = make_parser(fw.empty() ? "megatron" : fw);
-    if (!parser_) throw InputError({}, "--framework", "unknown log framework '" + fw + "'");
-    for (const auto& h : held_) parse(LogLine{h.text, h.line, h.rank});
-    held_.clear();
-  }
-
-  // A line that adds a step sample goes to the classifier as a step line;
-  // memory reports and the like that update the last sample do not.
-  void parse(const LogLine& line) {
-    size_t before = sink_.samples.size();
-    parser_->feed(line, sink_);
-    if (sink_.samples.size() > before) {
-      classifier_.feed_step(line, sink_.samples.back());
-    } else {
-      classifier_.feed(line);
-    }
-  }
-
-  std::string forced_;
-  std::unique_ptr<LogParser> parser_;
-  std::vector<Held> held_;
-  ParseSink sink_;
-  FailureClassifier classifier_;
-};
 
 std::optional<double> median_of(std::vector<double> v) {
   if (v.empty()) return std::nullopt;

@@ -1,4 +1,5 @@
 #include "attune/diagnose/failure_classifier.h"
+#include "attune/util/text.h"
 
 #include <bitset>
 #include <cmath>
@@ -14,10 +15,6 @@ constexpr std::size_t kMaxEvidence = 300;
 constexpr long kHangSilenceLines = 50;  // no step line this long before a timeout = hang
 constexpr int kOverflowsForNan = 16;    // 2^16 initial loss scale halved down to 1
 
-bool contains(std::string_view s, std::string_view what) {
-  return s.find(what) != std::string_view::npos;
-}
-
 bool contains_any(std::string_view s, std::initializer_list<std::string_view> what) {
   for (std::string_view w : what) {
     if (contains(s, w)) return true;
@@ -29,11 +26,6 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_alnum(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-std::string_view trim_left(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  return s;
 }
 
 bool ends_with(std::string_view s, std::string_view p) {

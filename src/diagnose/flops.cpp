@@ -9,7 +9,7 @@ std::string to_string(FlopsConvention c) {
 namespace {
 
 double mlp_params_per_layer(const recipe::ModelSpec& m, bool moe_layer) {
-  double gemms = m.activation == "gelu" ? 2.0 : 3.0;  // SwiGLU/GeGLU have a gate GEMM
+  const double gemms = m.mlp_matrices();  // SwiGLU/GeGLU have a gate GEMM
   if (!moe_layer) return m.hidden * static_cast<double>(m.ffn) * gemms;
   double routed = m.hidden * static_cast<double>(m.moe_ffn) * gemms * m.top_k;
   double shared = m.hidden * static_cast<double>(m.moe_ffn) * gemms * m.shared_experts;
@@ -22,7 +22,7 @@ double mlp_params_per_layer(const recipe::ModelSpec& m, bool moe_layer) {
 // and token; attention QK^T and AV add 6*L*s*q per token, halved for causal.
 double flops_per_token(const recipe::ModelSpec& m, long long seq_len, FlopsConvention c) {
   double h = m.hidden;
-  double d = m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? h / m.heads : 0);
+  double d = m.attention_head_dim();
   double q = m.heads * d;
   double kv = 2.0 * (m.kv_heads > 0 ? m.kv_heads : m.heads) * d;
   double attn_proj = h * (q + kv) + q * h;

@@ -1,20 +1,16 @@
 #include "attune/diagnose/log_reader.h"
 
-#include <zlib.h>
-
 #include <array>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <vector>
 
-#include "attune/util/error.h"
+#include "attune/util/chunked_file.h"
 
 namespace attune::diagnose {
 namespace {
 
-constexpr std::size_t kChunkSize = 1 << 20;  // 1 MiB: large reads, bounded memory
 constexpr std::size_t kWrapColumns = 80;     // terminals / viewers hard-wrap at 80
 constexpr std::size_t kDedupWindow = 64;     // rank copies of a line arrive close together
 constexpr std::size_t kDedupBuckets = 4096;  // power of 2
@@ -396,68 +392,8 @@ void LogReader::finish() {
   norm_->finish();
 }
 
-namespace {
-
-[[noreturn]] void throw_read_error(const std::string& path, const std::string& why) {
-  throw InputError(SourceLocation{path, 0, 0}, "", "cannot read log file: " + why);
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
-bool has_gzip_magic(std::FILE* f) {
-  unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, f);
-  std::rewind(f);
-  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
-void read_gzip(const std::string& path, LogReader& reader, std::vector<char>& buf) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) throw_read_error(path, std::strerror(errno));
-  gzbuffer(gz, kChunkSize);
-  for (;;) {
-    const int got = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-    if (got < 0) {
-      int code = 0;
-      const std::string why = gzerror(gz, &code);
-      gzclose(gz);
-      throw_read_error(path, "gzip: " + why);
-    }
-    if (got == 0) break;
-    reader.feed(std::string_view(buf.data(), static_cast<std::size_t>(got)));
-  }
-  int code = 0;
-  const char* why = gzerror(gz, &code);
-  const std::string message = why == nullptr ? "" : why;
-  gzclose(gz);
-  // A truncated stream ends with Z_BUF_ERROR instead of a clean end of file.
-  if (code != Z_OK && code != Z_STREAM_END) throw_read_error(path, "gzip: " + message);
-}
-
-void read_plain(std::FILE* f, const std::string& path, LogReader& reader,
-                std::vector<char>& buf) {
-  for (;;) {
-    const std::size_t got = std::fread(buf.data(), 1, buf.size(), f);
-    if (got > 0) reader.feed(std::string_view(buf.data(), got));
-    if (got < buf.size()) break;
-  }
-  if (std::ferror(f)) throw_read_error(path, std::strerror(errno));
-}
-
-}  // namespace
-
 void LogReader::read_file(const std::string& path) {
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw_read_error(path, std::strerror(errno));
-  std::vector<char> buf(kChunkSize);
-  if (has_gzip_magic(f.get())) {
-    f.reset();
-    read_gzip(path, *this, buf);
-  } else {
-    read_plain(f.get(), path, *this, buf);
-  }
+  read_file_chunks(path, "log file", [this](std::string_view chunk) { feed(chunk); });
   finish();
 }
 

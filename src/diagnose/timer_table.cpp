@@ -1,4 +1,5 @@
 #include "attune/diagnose/timer_table.h"
+#include "attune/util/text.h"
 
 #include <algorithm>
 
@@ -19,8 +20,6 @@ std::string to_string(PhaseKind kind) {
 
 namespace {
 
-bool has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
-
 // DeepSpeed prints "fwd_microstep" beside "fwd"; older releases spell them out.
 std::string_view without_microstep(std::string_view name) {
   constexpr std::string_view kSuffix = "_microstep";
@@ -39,11 +38,11 @@ PhaseKind phase_kind(std::string_view raw) {
   // Megatron: gradient all-reduce / reduce-scatter and parameter all-gather
   // that overlap did not hide; DeepSpeed: bwd_allreduce is the non-overlapped
   // gradient reduction, optimizer_allgather ZeRO's parameter gather.
-  if (has(name, "grads-all-reduce") || name == "all-grads-sync" || name == "params-all-gather" ||
-      has(name, "grads-reduce-scatter") || name == "bwd_allreduce" || name == "backward_allreduce" ||
+  if (contains(name, "grads-all-reduce") || name == "all-grads-sync" || name == "params-all-gather" ||
+      contains(name, "grads-reduce-scatter") || name == "bwd_allreduce" || name == "backward_allreduce" ||
       name == "optimizer_allgather")
     return PhaseKind::DataParallelComm;
-  if (has(name, "-send") || has(name, "-recv")) return PhaseKind::PipelineComm;
+  if (contains(name, "-send") || contains(name, "-recv")) return PhaseKind::PipelineComm;
   if (name == "batch-generator" || name == "broadcast-data") return PhaseKind::Data;
   if (name == "optimizer" || name == "step" || name == "optimizer_step") return PhaseKind::Optimizer;
   return PhaseKind::Other;

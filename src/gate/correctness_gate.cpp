@@ -4,6 +4,7 @@
 #include <set>
 
 #include "attune/util/error.h"
+#include "attune/util/text.h"
 #include "invariants.h"
 #include "settings.h"
 
@@ -98,20 +99,15 @@ class KeyJudge {
   // (a KD loss where a CE implementation was, an 8-bit optimizer) may not be.
   static bool legal_value(const recipe::LeverDef& lever, const recipe::Value& v) {
     if (lever.type != recipe::LeverType::Enum || v.is_null()) return true;
-    std::string text = lower(v.str());
+    std::string text = to_lower(v.str());
     for (const auto& legal : lever.values) {
-      std::string l = lower(legal);
+      std::string l = to_lower(legal);
       if (text == l || (text.size() > l.size() && text.compare(text.size() - l.size(), l.size(), l) == 0 &&
                         text[text.size() - l.size() - 1] == '.')) {
         return true;
       }
     }
     return false;
-  }
-
-  static std::string lower(std::string s) {
-    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return s;
   }
 
   const recipe::PlanKey* plan_key(const recipe::LeverCatalog& cat, const std::string& key) const {

@@ -5,6 +5,7 @@
 
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
+#include "attune/util/text.h"
 
 namespace attune::recipe {
 
@@ -159,14 +160,9 @@ void Adapter::framework_rules(const Recipe&, const Plan&, std::vector<RuleViolat
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool matches_enum(const LeverDef& lever, const std::string& text) {
   for (const auto& v : lever.values) {
-    if (lower(v) == lower(text)) return true;
+    if (to_lower(v) == to_lower(text)) return true;
   }
   return false;
 }

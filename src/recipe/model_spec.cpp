@@ -21,6 +21,7 @@
 
 #include "attune/util/embedded.h"
 #include "attune/util/error.h"
+#include "attune/util/text.h"
 
 namespace attune::recipe {
 namespace {
@@ -67,12 +68,6 @@ bool boolean(const YAML::Node& node, const std::string& key) {
   }
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string normalise(std::string_view s) {
   std::string out;
@@ -229,11 +224,11 @@ const std::vector<ModelSpec>& model_presets() {
 
 const ModelSpec* find_model_preset(std::string_view name) {
   const auto& presets = model_presets();
-  const std::string wanted = lower(name);
+  const std::string wanted = to_lower(name);
   if (wanted.empty()) return nullptr;
   for (const auto& m : presets) {
     for (const auto& s : spellings(m)) {
-      if (lower(s) == wanted) return &m;
+      if (to_lower(s) == wanted) return &m;
     }
   }
   std::string norm = normalise(name);
@@ -258,6 +253,11 @@ const ModelSpec* find_model_preset(std::string_view name) {
     }
   }
   return best;
+}
+
+int ModelSpec::mlp_matrices() const {
+  const std::string act = to_lower(activation);
+  return act.empty() || contains(act, "glu") ? 3 : 2;
 }
 
 }  // namespace attune::recipe

@@ -1,4 +1,5 @@
 #include "attune/recipe/value.h"
+#include "attune/util/text.h"
 
 #include <cctype>
 #include <charconv>
@@ -8,12 +9,6 @@
 namespace attune::recipe {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool parse_int_text(std::string_view s, long long* out) {
   std::string t;
@@ -37,7 +32,7 @@ bool parse_float_text(std::string_view s, double* out) {
     if (c != '_') t.push_back(c);
   }
   if (t.empty()) return false;
-  std::string l = lower(t);
+  std::string l = to_lower(t);
   if (l == ".inf" || l == "inf" || l == "+inf" || l == "+.inf") { *out = INFINITY; return true; }
   if (l == "-.inf" || l == "-inf") { *out = -INFINITY; return true; }
   if (l == ".nan" || l == "nan") { *out = NAN; return true; }
@@ -75,7 +70,7 @@ Value Value::list(std::vector<Value> items) {
 }
 
 Value Value::parse(std::string_view text) {
-  std::string l = lower(text);
+  std::string l = to_lower(text);
   if (l.empty() || l == "null" || l == "~") return Value{ValueKind::Null, std::string(text), {}};
   if (l == "true" || l == "false") return Value{ValueKind::Bool, std::string(text), {}};
   long long i;
@@ -87,7 +82,7 @@ Value Value::parse(std::string_view text) {
 
 std::optional<bool> Value::as_bool() const {
   if (kind == ValueKind::List) return std::nullopt;
-  std::string l = lower(text);
+  std::string l = to_lower(text);
   if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
   if (l == "false" || l == "no" || l == "off" || l == "0") return false;
   return std::nullopt;

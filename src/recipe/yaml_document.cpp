@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "attune/recipe/key_path.h"
+#include "attune/util/text.h"
 
 namespace attune::recipe {
 
@@ -800,11 +801,6 @@ struct Style {
   bool capital = false;    // the file mostly writes True/False
 };
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // Would this text, written plain, be misread or break the YAML?
 bool unsafe_plain(const std::string& s, bool in_flow) {
   if (s.empty() || is_blank(s.front()) || is_blank(s.back())) return true;
@@ -825,7 +821,7 @@ bool unsafe_plain(const std::string& s, bool in_flow) {
 bool needs_quotes(const std::string& s, bool in_flow) {
   if (unsafe_plain(s, in_flow) || Value::parse(s).kind != ValueKind::String) return true;
   static const char* const yaml11[] = {"yes", "no", "on", "off", "y", "n"};
-  std::string l = lower(s);
+  std::string l = to_lower(s);
   return std::any_of(std::begin(yaml11), std::end(yaml11), [&](const char* w) { return l == w; });
 }
 

@@ -21,27 +21,18 @@
 #include "attune/recipe/hardware.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
+#include "attune/util/text.h"
 
 namespace attune::sim {
 namespace {
 
 // ------------------------------------------------------------------ text helpers
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string trim(std::string_view s) {
   const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   while (!s.empty() && space(s.front())) s.remove_prefix(1);
   while (!s.empty() && space(s.back())) s.remove_suffix(1);
   return std::string(s);
-}
-
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
 }
 
 std::vector<std::string> split(std::string_view s, char sep) {
@@ -315,13 +306,13 @@ bool is_architecture(const std::string& annotation) { return contains(annotation
 // FFN 4h, GeLU, tied embeddings (Megatron's GPT defaults).
 std::optional<recipe::ModelSpec> explicit_model(const std::string& text, const ModelName& name, std::string& reason) {
   recipe::ModelSpec m;
-  m.name = lower(name.base);
+  m.name = to_lower(name.base);
   m.display = text;
   m.activation = "gelu";
   m.tied_embeddings = true;
   for (const std::string& item : split(name.annotation, ',')) {
     const size_t eq = item.find('=');
-    const std::string key = lower(trim(item.substr(0, eq)));
+    const std::string key = to_lower(trim(item.substr(0, eq)));
     const auto* field = std::find_if(std::begin(kArchFields), std::end(kArchFields),
                                      [&](const ArchField& f) { return key == f.key; });
     const auto value = eq == std::string::npos ? std::nullopt : parse_number<int>(trim(item.substr(eq + 1)));
@@ -364,7 +355,7 @@ const recipe::ModelSpec* preset_for(const std::string& base) {
 }
 
 std::optional<recipe::ModelSpec> resolve_model(const std::string& text, std::string& reason) {
-  const std::string low = lower(text);
+  const std::string low = to_lower(text);
   for (const auto& u : kUnsupportedModels) {
     if (contains(low, u.needle)) {
       reason = u.reason;
@@ -396,7 +387,7 @@ const GpuPattern kGpus[] = {
 };
 
 std::optional<std::string> resolve_gpu(const std::string& text) {
-  const std::string low = lower(text);
+  const std::string low = to_lower(text);
   for (const auto& g : kGpus) {
     if (contains(low, g.needle)) return g.id;
   }
@@ -459,7 +450,7 @@ const FrameworkPattern kFrameworks[] = {
 };
 
 const FrameworkPattern* framework_of(const std::string& source) {
-  const std::string low = lower(source);
+  const std::string low = to_lower(source);
   for (const auto& f : kFrameworks) {
     if (contains(low, f.needle)) return &f;
   }
@@ -507,7 +498,7 @@ const PrecisionPattern kPrecisions[] = {
 };
 
 bool apply_precision(const CalibrationRow& row, Workload& w, std::string& reason) {
-  const std::string low = lower(row.precision);
+  const std::string low = to_lower(row.precision);
   for (const auto& p : kPrecisions) {
     if (contains(low, p.needle)) {
       w.plan.precision = p.precision;
@@ -543,7 +534,7 @@ int recompute_layers(const std::string& low) {
 }
 
 bool apply_recompute(const CalibrationRow& row, Workload& w, std::string& reason) {
-  const std::string low = lower(trim(row.recompute));
+  const std::string low = to_lower(trim(row.recompute));
   const auto* match = std::find_if(std::begin(kRecomputes), std::end(kRecomputes),
                                    [&](const RecomputePattern& r) { return contains(low, r.needle); });
   if (!low.empty() && match == std::end(kRecomputes)) {
@@ -595,14 +586,14 @@ const KnobPattern kKnobs[] = {
 // Sequence parallelism arrived with Korthikanti et al. 2022: the 2021 PTD-P
 // run predates it, and that paper's full-recompute baseline rows run without it.
 bool without_sequence_parallel(const CalibrationRow& row) {
-  const std::string source = lower(row.source);
+  const std::string source = to_lower(row.source);
   if (contains(source, "narayanan")) return true;
-  return contains(source, "korthikanti") && lower(trim(row.recompute)) == "full";
+  return contains(source, "korthikanti") && to_lower(trim(row.recompute)) == "full";
 }
 
 void apply_knobs(const CalibrationRow& row, Workload& w) {
   if (const FrameworkPattern* framework = framework_of(row.source); framework && framework->fsdp) use_fsdp(w);
-  const std::string text = lower(row.notes + " | " + row.precision);
+  const std::string text = to_lower(row.notes + " | " + row.precision);
   for (const auto& k : kKnobs) {
     if (contains(text, k.needle)) k.apply(w);
   }

@@ -3,6 +3,7 @@
 // pipeline stage, and the consumers outside PyTorch's allocator. The terms are
 // in memory_terms.h; formulas and sources are perfmodel.md §3.
 #include "attune/sim/memory_model.h"
+#include "attune/util/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -17,18 +18,6 @@ namespace {
 
 int at_least_1(long long v) { return v > 0 ? static_cast<int>(v) : 1; }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool contains(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
-
-double head_dim(const recipe::ModelSpec& m) {
-  if (m.head_dim > 0) return m.head_dim;
-  return m.heads > 0 ? static_cast<double>(m.hidden) / m.heads : 0;
-}
-
 // Per-token widths (elements) of the attention tensors kept for backward.
 struct AttentionWidths {
   double q = 0, k = 0, v = 0, out = 0;
@@ -41,14 +30,14 @@ AttentionWidths attention_widths(const recipe::ModelSpec& m) {
     const double v = static_cast<double>(m.heads) * m.v_head_dim;
     return {qk, qk, v, v, static_cast<double>(m.q_lora_rank + m.kv_lora_rank)};
   }
-  const double d = head_dim(m);
+  const double d = m.attention_head_dim();
   const int kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
   return {m.heads * d, kv_heads * d, kv_heads * d, m.heads * d, 0};
 }
 
 // Bytes per token of the FC1 output (gate + up when gated) for an
 // intermediate width f: what the activation function's backward needs.
-double fc1_output_bytes(const recipe::ModelSpec& m, double f) { return 2.0 * f * (mlp_matrices(m) - 1); }
+double fc1_output_bytes(const recipe::ModelSpec& m, double f) { return 2.0 * f * (m.mlp_matrices() - 1); }
 
 // Loss on the last stage, bytes per (token x vocab entry / TP): bf16 logits
 // from the output GEMM (2) + their fp32 copy / softmax (4) + the fp32 gradient
@@ -83,10 +72,6 @@ double attention_params(const recipe::ModelSpec& m) {
   return h * (a.q + a.k + a.v) + a.out * h;
 }
 
-int mlp_matrices(const recipe::ModelSpec& m) {
-  const std::string act = lower(m.activation);
-  return act.empty() || contains(act, "glu") ? 3 : 2;
-}
 
 StageLayers stage_layers(const recipe::ModelSpec& m, int pp, bool first_stage) {
   const int stages = at_least_1(pp);
@@ -108,7 +93,7 @@ struct LayerWeights {
 // replicated across TP; so is the MoE router.
 LayerWeights layer_weights(const recipe::ModelSpec& m) {
   const double h = m.hidden;
-  const double c = mlp_matrices(m);
+  const double c = m.mlp_matrices();
   LayerWeights lw;
   lw.attention = attention_params(m);
   lw.dense_mlp = c * h * m.ffn;
@@ -187,8 +172,8 @@ StateBytes state_bytes(Sharding mode, double shard_ranks, double weight_bytes, b
 // ---- Activations ------------------------------------------------------------
 
 Recompute recompute_mode(const Knobs& k, const recipe::Plan& p) {
-  const std::string knob = lower(k.recompute_granularity);
-  const std::string g = knob.empty() || knob == "none" ? lower(p.recompute) : knob;
+  const std::string knob = to_lower(k.recompute_granularity);
+  const std::string g = knob.empty() || knob == "none" ? to_lower(p.recompute) : knob;
   if (contains(g, "selective")) return Recompute::kSelective;
   if (contains(g, "full") || contains(g, "block") || contains(g, "uniform") || g == "true") return Recompute::kFull;
   return Recompute::kNone;
@@ -228,7 +213,7 @@ TokenBytes layer_token_bytes(const recipe::ModelSpec& m, bool moe_layer, bool se
 
 namespace {
 
-bool fp8_enabled(const Workload& w) { return w.knobs.fp8 || contains(lower(w.plan.precision), "fp8"); }
+bool fp8_enabled(const Workload& w) { return w.knobs.fp8 || contains(to_lower(w.plan.precision), "fp8"); }
 
 bool sequence_parallel(const Workload& w) { return w.knobs.sequence_parallel && at_least_1(w.plan.tp) > 1; }
 
@@ -347,7 +332,7 @@ void add_model_states(const Workload& w, const memory::GpuParams& params, StageB
   using memory::Sharding;
   const Sharding mode = memory::sharding_mode(w.knobs, w.plan);
   const memory::ShardGroups groups = memory::shard_groups(w.plan);
-  const bool fp32 = memory::lower(w.plan.precision) == "fp32";
+  const bool fp32 = to_lower(w.plan.precision) == "fp32";
   const bool fp8 = memory::fp8_enabled(w);
   const double wb = fp32 ? 4.0 : 2.0;
   // --fp8-param-gather keeps the GEMM weights in FP8 only (TE#1764).
@@ -462,7 +447,7 @@ void add_notes(const Workload& w, const StageBytes& s, bool first_stage, double 
   const memory::Sharding mode = memory::sharding_mode(w.knobs, w.plan);
   std::string states = printf_string("model states: %s over %g ranks", sharding_name(mode), groups.dense);
   if (w.model.is_moe()) states += printf_string("; routed experts over %g expert-DP ranks", groups.expert);
-  const bool fp32 = memory::lower(w.plan.precision) == "fp32";
+  const bool fp32 = to_lower(w.plan.precision) == "fp32";
   b.notes.push_back(states + (fp32                   ? "; fp32 weights and grads, Adam m + v"
                                : w.knobs.grads_fp32 ? "; fp32 gradient buffers, Adam master + m + v"
                                                     : "; bf16 gradient buffers, Adam master + m + v"));

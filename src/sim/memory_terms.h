@@ -16,9 +16,6 @@ inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 // the MLA down/up projections when the model uses latent attention.
 double attention_params(const recipe::ModelSpec& m);
 
-// Weight matrices per MLP: 3 for gated activations (SwiGLU, GeGLU), else 2.
-int mlp_matrices(const recipe::ModelSpec& m);
-
 // Transformer layers of each kind on one pipeline stage. Stages hold
 // ceil(L / pp) layers (the most loaded split); DeepSeek-style leading dense
 // layers land on the first stage.

@@ -79,9 +79,7 @@ void write_torchtitan(const Workload& w, const Prediction& p, const std::vector<
   }
 }
 
-void write_hf(const Workload& w, const Prediction& p, const std::vector<double>& t, std::mt19937_64& rng,
-              std::ostream& out) {
-  (void)w;
+void write_hf(const Workload& w, const std::vector<double>& t, std::mt19937_64& rng, std::ostream& out) {
   double elapsed = 0;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const long step = static_cast<long>(i) + 1;
@@ -92,10 +90,9 @@ void write_hf(const Workload& w, const Prediction& p, const std::vector<double>&
   fmt::print(out, "{{'train_runtime': {:.4f}, 'train_samples_per_second': {:.3f}, 'train_steps_per_second': {:.3f}, "
                   "'train_loss': {:.4f}, 'epoch': {:.2f}}}\n",
              elapsed, static_cast<double>(w.plan.gbs) * t.size() / elapsed, t.size() / elapsed, 2.5, t.size() / 1000.0);
-  (void)p;
 }
 
-void write_failure(const Workload& w, const Prediction& p, std::ostream& out) {
+void write_failure(const Prediction& p, std::ostream& out) {
   if (p.failure == "oom") {
     const double total = p.hbm_gib;
     fmt::print(out,
@@ -115,7 +112,6 @@ void write_failure(const Workload& w, const Prediction& p, std::ostream& out) {
              "[rank0]:   File \"/workspace/megatron/training/arguments.py\", line 402, in validate_args\n"
              "[rank0]: AssertionError: {}\n",
              p.error);
-  (void)w;
 }
 
 }  // namespace
@@ -129,7 +125,7 @@ std::string log_flavour(const std::string& framework) {
 double write_run_log(const Workload& w, const Prediction& p, const RunOptions& o, std::ostream& out) {
   std::mt19937_64 rng(o.seed);
   if (!p.ok) {
-    write_failure(w, p, out);
+    write_failure(p, out);
     return kStartupS;
   }
   const std::vector<double> t = step_times(p.step_time_s, o, rng);
@@ -137,7 +133,7 @@ double write_run_log(const Workload& w, const Prediction& p, const RunOptions& o
   if (flavour == "torchtitan") {
     write_torchtitan(w, p, t, rng, out);
   } else if (flavour == "hf") {
-    write_hf(w, p, t, rng, out);
+    write_hf(w, t, rng, out);
   } else {
     write_megatron(w, p, t, rng, out);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attune/diagnose/flops.h"
+#include "memory_terms.h"
 
 namespace attune::sim {
 
@@ -46,11 +47,8 @@ struct Shape {
   double micro = 0;       // micro-batches per step per pipeline
   int layers_stage = 0;   // transformer layers on the busiest stage
   double q = 0, kv = 0, ffn_gemms = 0;
+  double params = 0;      // parameters on the busiest GPU, before DP sharding (the memory model's count)
 };
-
-double head_dim(const recipe::ModelSpec& m) {
-  return m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? static_cast<double>(m.hidden) / m.heads : 0);
-}
 
 // Forward linear FLOPs of one layer for one token on one GPU, and the size of
 // its largest GEMM (GFLOP) for the efficiency curve.
@@ -168,27 +166,10 @@ double ep_comm(const Shape& sh, const Perturbation& pert) {
   return sh.k.moe_dispatcher == "deepep" ? t * 0.7 : t;
 }
 
-// Parameters one GPU holds (before DP sharding): its stage's layers and the
-// embedding/output layer on the end stages.
-double params_per_gpu(const Shape& sh) {
-  const auto& m = sh.m;
-  const double h = m.hidden, tp = sh.p.tp;
-  const double attn = (h * (sh.q + sh.kv) + sh.q * h) / tp;
-  const int moe_layers = m.is_moe() ? m.layers - m.dense_layers : 0;
-  const double moe_share = m.layers > 0 ? static_cast<double>(moe_layers) / m.layers : 0;
-  const double dense_mlp = h * m.ffn * sh.ffn_gemms / tp;
-  const double experts = m.is_moe() ? (h * m.moe_ffn * sh.ffn_gemms) *
-                                          (static_cast<double>(m.experts) / sh.p.ep / std::max(1, sh.p.etp) +
-                                           m.shared_experts / tp)
-                                    : 0;
-  const double per_layer = attn + (1 - moe_share) * dense_mlp + moe_share * experts;
-  return sh.layers_stage * per_layer + static_cast<double>(m.vocab) * h / tp;
-}
-
 double dp_comm(const Shape& sh, double backward_s, double forward_s, const Perturbation& pert) {
   const int dp = sh.p.dp * sh.p.cp;  // gradients are reduced over DP x CP
   if (dp <= 1) return 0;
-  const double bytes = params_per_gpu(sh) * kBf16Bytes;
+  const double bytes = sh.params * kBf16Bytes;
   const int inner = sh.p.tp;
   const bool cross = crosses_nodes(sh, inner, dp);
   const int per_node = std::max(1, sh.g.gpus_per_node / std::max(1, inner));
@@ -208,7 +189,7 @@ double dp_comm(const Shape& sh, double backward_s, double forward_s, const Pertu
 
 double optimizer_time(const Shape& sh) {
   const double shard = sh.k.distributed_optimizer || sh.k.zero_stage > 0 ? sh.p.dp * sh.p.cp : 1;
-  const double params = params_per_gpu(sh) / shard;
+  const double params = sh.params / shard;
   // Adam reads and writes fp32 master, m, v and reads the gradient: ~32 B/param.
   const double hbm = params * 32 / (sh.g.hbm_tbps * 1e12 * 0.7);
   const double offload = sh.k.optimizer_cpu_offload * params * 16 / (sh.g.pcie_gbps * 1e9);
@@ -262,9 +243,10 @@ Prediction predict(const Workload& w, const Perturbation& pert) {
   sh.tok_mb = p.mbs * sh.s / p.cp;
   sh.micro = static_cast<double>(p.gbs) / (static_cast<double>(p.mbs) * p.dp);
   sh.layers_stage = (m.layers + p.pp - 1) / p.pp;  // the busiest stage of an uneven split
-  sh.q = m.heads * head_dim(m);
-  sh.kv = 2.0 * (m.kv_heads > 0 ? m.kv_heads : m.heads) * head_dim(m);
-  sh.ffn_gemms = m.activation == "gelu" ? 2 : 3;
+  sh.q = m.heads * m.attention_head_dim();
+  sh.kv = 2.0 * (m.kv_heads > 0 ? m.kv_heads : m.heads) * m.attention_head_dim();
+  sh.ffn_gemms = m.mlp_matrices();
+  sh.params = std::max(memory::gpu_params(m, p, true, p.pp == 1).total(), memory::gpu_params(m, p, p.pp == 1, true).total());
 
   // Busiest stage: its layers (MoE share as in the model) and, at the end,
   // the output layer.

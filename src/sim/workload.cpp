@@ -2,6 +2,7 @@
 
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
+#include "attune/util/text.h"
 
 namespace attune::sim {
 
@@ -17,8 +18,6 @@ std::string text(const recipe::Recipe& r, const char* name) {
   auto e = r.find_named(name);
   return e ? e->value.str() : "";
 }
-
-bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
 // Canonical lever names (skills/levers/*.yaml) shared by the frameworks.
 Knobs knobs_from(const recipe::Recipe& r, const recipe::Plan& plan) {

@@ -1,7 +1,7 @@
 // libFuzzer target for the diagnoser's log path, the way diagnose_logs() runs it
-// (src/diagnose/diagnosis.cpp, class LogPass): raw bytes -> LogReader -> every
-// logical line into a FailureClassifier and a LogParser -> the failure verdict
-// and the steady state over what the parser collected.
+// (include/attune/diagnose/log_pass.h): raw bytes -> LogReader -> every
+// logical line into the diagnoser's LogPass (FailureClassifier + LogParser) ->
+// the failure verdict and the steady state over what the parser collected.
 //
 // ATTUNE_FUZZ_PARSER picks the parser: a name from parser_names() ("megatron",
 // "hf", ...) feeds every line straight to that parser; "" holds the first lines,
@@ -28,9 +28,9 @@
 
 #include <unistd.h>
 
-#include "attune/diagnose/failure_classifier.h"
 #include "attune/diagnose/log_line.h"
 #include "attune/diagnose/log_parser.h"
+#include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
 #include "attune/diagnose/steady_state.h"
 #include "attune/util/error.h"
@@ -41,7 +41,6 @@
 
 namespace {
 
-using attune::diagnose::FailureClassifier;
 using attune::diagnose::LogLine;
 using attune::diagnose::LogParser;
 using attune::diagnose::LogReader;
@@ -59,18 +58,16 @@ using attune::diagnose::ParseSink;
   } while (0)
 
 constexpr std::string_view kParser = ATTUNE_FUZZ_PARSER;
-// Lines held for detection in the reader target. diagnosis.cpp holds 2000;
+// Lines held for detection in the reader target. diagnose_logs() holds 2000;
 // fewer here so that inputs of a few KiB reach both the replay of the held
 // lines and the direct path after detection.
 constexpr std::size_t kDetectLines = 64;
 
+// The diagnoser's own LogPass, with checks of what it promises around it.
 class Pass {
  public:
-  Pass() {
-    if (!kParser.empty()) {
-      parser_ = attune::diagnose::make_parser(kParser);
-      FUZZ_CHECK(parser_ != nullptr);
-    }
+  Pass() : pass_(std::string(kParser), kDetectLines) {
+    if (!kParser.empty()) detector_ = attune::diagnose::make_parser(kParser);
   }
 
   void feed(const LogLine& line) {
@@ -80,71 +77,39 @@ class Pass {
     FUZZ_CHECK(line.line >= 1 && line.line >= last_line_);
     FUZZ_CHECK(line.rank >= -1);
     last_line_ = line.line;
-
-    classifier_.feed(line);
-    if (!parser_) {
-      held_.push_back({std::string(line.text), line.line, line.rank});
-      if (held_.size() >= kDetectLines) start_parser();
-      return;
-    }
-    parse(line);
+    if (detector_) (void)detector_->detect(line.text);  // the reader target detects through the pass
+    pass_.feed(line);
   }
 
   void finish() {
-    if (!parser_) start_parser();
+    pass_.finish();
+    const std::string fw = pass_.framework();
+    bool known = false;
+    for (const std::string& n : attune::diagnose::parser_names()) known = known || n == fw;
+    FUZZ_CHECK(known);
     check_results();
   }
 
  private:
-  struct Held {
-    std::string text;
-    long line;
-    int rank;
-  };
-
-  void start_parser() {
-    std::vector<std::string> first;
-    first.reserve(held_.size());
-    for (const Held& h : held_) first.push_back(h.text);
-    const std::string fw = attune::diagnose::detect_framework(first);
-    if (!fw.empty()) {
-      bool known = false;
-      for (const std::string& n : attune::diagnose::parser_names()) known = known || n == fw;
-      FUZZ_CHECK(known);
-    }
-    parser_ = attune::diagnose::make_parser(fw.empty() ? "megatron" : fw);
-    FUZZ_CHECK(parser_ != nullptr);
-    for (const Held& h : held_) parse(LogLine{h.text, h.line, h.rank});
-    held_.clear();
-  }
-
-  void parse(const LogLine& line) {
-    (void)parser_->detect(line.text);
-    const auto before = sink_.samples.size();
-    parser_->feed(line, sink_);
-    if (sink_.samples.size() > before) classifier_.note_step(line.line);
-  }
-
   void check_results() {
+    const ParseSink& sink = pass_.sink();
     // Samples and disturbances name lines that were delivered.
-    for (const auto& s : sink_.samples) FUZZ_CHECK(s.line >= 1 && s.line <= last_line_);
-    for (const auto& d : sink_.disturbances) FUZZ_CHECK(d.line >= 1 && d.line <= last_line_);
+    for (const auto& s : sink.samples) FUZZ_CHECK(s.line >= 1 && s.line <= last_line_);
+    for (const auto& d : sink.disturbances) FUZZ_CHECK(d.line >= 1 && d.line <= last_line_);
 
     for (bool ended_early : {true, false}) {
-      const auto f = classifier_.result(ended_early);
+      const auto f = pass_.classifier().result(ended_early);
       if (f) FUZZ_CHECK(f->line >= 1 && f->line <= last_line_ && f->rank >= -1);
     }
 
-    const auto st = attune::diagnose::steady_state(sink_.samples, sink_.disturbances);
-    FUZZ_CHECK(st.samples_total == static_cast<int>(sink_.samples.size()));
-    FUZZ_CHECK(st.used.size() == sink_.samples.size());
+    const auto st = attune::diagnose::steady_state(sink.samples, sink.disturbances);
+    FUZZ_CHECK(st.samples_total == static_cast<int>(sink.samples.size()));
+    FUZZ_CHECK(st.used.size() == sink.samples.size());
     FUZZ_CHECK(st.samples_used >= 0 && st.samples_used <= st.samples_total);
   }
 
-  std::unique_ptr<LogParser> parser_;
-  std::vector<Held> held_;
-  ParseSink sink_;
-  FailureClassifier classifier_;
+  attune::diagnose::LogPass pass_;
+  std::unique_ptr<LogParser> detector_;  // per-parser targets: its detect() too
   long last_line_ = 0;
 };
 

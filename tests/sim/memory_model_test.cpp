@@ -98,10 +98,10 @@ constexpr double kToyEmbedding = 1000.0 * 64;
 
 TEST(MemoryParams, AttentionAndMlpOfAGqaLayer) {
   expect_close(attention_params(toy_dense()), kToyAttention);
-  EXPECT_EQ(mlp_matrices(toy_dense()), 3);
+  EXPECT_EQ(toy_dense().mlp_matrices(), 3);
   recipe::ModelSpec gelu = toy_dense();
   gelu.activation = "gelu";
-  EXPECT_EQ(mlp_matrices(gelu), 2);
+  EXPECT_EQ(gelu.mlp_matrices(), 2);
 }
 
 TEST(MemoryParams, MlaAttentionUsesLatentDims) {

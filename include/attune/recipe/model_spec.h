@@ -40,6 +40,12 @@ struct ModelSpec {
 
   bool is_moe() const { return experts > 0; }
   bool is_mla() const { return kv_lora_rank > 0; }
+  // head_dim when the model sets it, else hidden / heads.
+  double attention_head_dim() const {
+    return head_dim > 0 ? head_dim : (heads > 0 ? static_cast<double>(hidden) / heads : 0);
+  }
+  // Weight matrices per MLP: 3 for gated activations (SwiGLU, GeGLU), else 2.
+  int mlp_matrices() const;
 };
 
 // All built-in presets.

@@ -28,9 +28,7 @@ void apply_field(std::string_view key, std::string_view val, StepSample& s, long
   } else if (key == "step") {
     if (auto v = to_long(val)) s.step = *v;
   } else if (key == "loss") {
-    auto v = to_double(val);
-    if (v && is_nan_or_inf(*v)) s.loss_is_nan = true;
-    else s.loss = v;
+    read_loss(val, s);
   } else if (key == "grad_norm") {
     s.grad_norm = to_double(val);
   } else if (key == "lr") {

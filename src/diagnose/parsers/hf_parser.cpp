@@ -58,12 +58,6 @@ struct DictInfo {
   std::optional<double> runtime_s, steps_per_s, train_tokens_per_s, epoch;
 };
 
-void apply_loss(std::string_view val, StepSample& s) {
-  auto v = to_double(val);
-  if (v && is_nan_or_inf(*v)) s.loss_is_nan = true;
-  else s.loss = v;
-}
-
 void apply_summary_key(std::string_view key, std::string_view val, DictInfo& d) {
   d.is_summary = true;
   if (key == "train_samples_per_second") d.s.samples_per_s = to_double(val);
@@ -74,9 +68,9 @@ void apply_dict_entry(std::string_view key, std::string_view val, DictInfo& d) {
   StepSample& s = d.s;
   if (key == "loss") {
     d.has_loss = true;
-    apply_loss(val, s);
+    read_loss(val, s);
   } else if (key == "train_loss") {
-    apply_loss(val, s);
+    read_loss(val, s);
   } else if (key == "grad_norm") {
     s.grad_norm = to_double(val);
   } else if (key == "learning_rate") {

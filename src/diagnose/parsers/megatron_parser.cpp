@@ -54,26 +54,15 @@ struct LossState {
   bool any_loss = false;  // some loss field was printed (even nan)
 };
 
-void set_loss(std::string_view val, StepSample& s) {
-  auto v = to_double(val);
-  if (!v) return;
-  if (is_nan_or_inf(*v)) {
-    s.loss_is_nan = true;
-    s.loss.reset();  // a NaN would poison medians downstream
-  } else {
-    s.loss = v;
-  }
-}
-
 void apply_loss(std::string_view key, std::string_view val, StepSample& s, LossState& ls) {
   if (key == "lm loss") {
     ls.have_lm = ls.any_loss = true;
     s.loss_is_nan = false;
     s.loss.reset();
-    set_loss(val, s);
+    read_loss(val, s);
   } else if (!ls.have_lm && !ls.any_loss && !is_auxiliary_loss(key)) {
     ls.any_loss = true;
-    set_loss(val, s);
+    read_loss(val, s);
   }
 }
 

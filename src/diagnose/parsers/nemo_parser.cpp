@@ -14,22 +14,15 @@ struct KeyState {
   bool have_train_loss = false;  // reduced_train_loss outranks the bar's smoothed "loss"
 };
 
-void apply_loss(std::string_view val, StepSample& s) {
-  auto v = to_double(val);
-  if (!v) return;
-  s.loss_is_nan = is_nan_or_inf(*v);
-  s.loss = s.loss_is_nan ? std::nullopt : v;
-}
-
 // Metric keys of NeMo (TimingCallback, FLOPs callback) and the HyperPod adapter.
 void apply_metric(std::string_view key, std::string_view val, StepSample& s, KeyState& ks) {
   if (key == "train_step_timing in s" || key == "Step Time") {
     s.step_time_s = to_double(val);
   } else if (key == "reduced_train_loss" || key == "Loss/train") {
     ks.have_train_loss = true;
-    apply_loss(val, s);
+    read_loss(val, s);
   } else if (key == "loss" || key == "train_loss") {
-    if (!ks.have_train_loss) apply_loss(val, s);
+    if (!ks.have_train_loss) read_loss(val, s);
   } else if (key == "lr" || key == "LR/learning_rate") {
     s.lr = to_double(val);
   } else if (key == "global_batch_size") {

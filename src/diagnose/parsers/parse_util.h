@@ -14,23 +14,16 @@
 #include <string_view>
 
 #include "attune/diagnose/log_parser.h"
+#include "attune/util/text.h"
 
 namespace attune::diagnose::detail {
 
 inline constexpr double kMiB_per_GiB = 1024.0;
 inline constexpr double kGB_to_GiB = 1e9 / (1024.0 * 1024.0 * 1024.0);
 
-inline bool contains(std::string_view s, std::string_view what) {
-  return s.find(what) != std::string_view::npos;
-}
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-inline std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 namespace fast_number {
 // Clinger's fast path: a decimal with at most 15 significant digits and a
@@ -124,6 +117,20 @@ inline std::optional<long> to_long(std::string_view s) {
 }
 
 inline bool is_nan_or_inf(double v) { return !(v == v) || v > 1.7e308 || v < -1.7e308; }
+
+// A printed loss into s: NaN/Inf marks the step as NaN and stays out of the
+// loss curve (it would poison medians downstream); text that is not a number
+// changes nothing.
+inline void read_loss(std::string_view text, StepSample& s) {
+  auto v = to_double(text);
+  if (!v) return;
+  s.loss_is_nan = is_nan_or_inf(*v);
+  if (s.loss_is_nan) {
+    s.loss.reset();
+  } else {
+    s.loss = *v;
+  }
+}
 
 template <class Into, class From>
 void max_into(Into& into, const From& v) {

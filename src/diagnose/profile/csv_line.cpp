@@ -44,10 +44,4 @@ std::size_t split_csv_line(std::string_view line, std::vector<std::string>& fiel
   }
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace attune::diagnose::profile

@@ -7,13 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include "attune/util/text.h"  // trim
+
 namespace attune::diagnose::profile {
 
 // Splits `line` (no line break) into fields[0..n), reusing the strings'
 // storage across calls; returns n, or npos for an unterminated quote.
 std::size_t split_csv_line(std::string_view line, std::vector<std::string>& fields);
-
-// Without leading/trailing spaces and tabs.
-std::string_view trim(std::string_view s);
 
 }  // namespace attune::diagnose::profile

@@ -1,67 +1,10 @@
 #include "attune/diagnose/profile.h"
 
-#include <zlib.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
-#include <vector>
-
-#include "attune/util/error.h"
+#include "attune/util/chunked_file.h"
 #include "profile_stream.h"
 
 namespace attune::diagnose {
 namespace {
-
-constexpr std::size_t kChunkSize = std::size_t{1} << 20;  // 1 MiB: large reads, bounded memory
-
-[[noreturn]] void throw_read_error(const std::string& path, const std::string& why) {
-  throw InputError(SourceLocation{path, 0, 0}, "", "cannot read profile: " + why);
-}
-
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
-bool has_gzip_magic(std::FILE* f) {
-  unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, f);
-  std::rewind(f);
-  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
-void read_gzip(const std::string& path, profile::ProfileStreamReader& reader, std::vector<char>& buf) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (gz == nullptr) throw_read_error(path, std::strerror(errno));
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(gz, gzclose);
-  gzbuffer(gz, static_cast<unsigned>(kChunkSize));
-  for (;;) {
-    const int got = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-    if (got < 0) {
-      int code = 0;
-      throw_read_error(path, std::string("gzip: ") + gzerror(gz, &code));
-    }
-    if (got == 0) break;
-    reader.feed(std::string_view(buf.data(), static_cast<std::size_t>(got)));
-  }
-  int code = 0;
-  const char* why = gzerror(gz, &code);
-  // A truncated stream ends with Z_BUF_ERROR instead of a clean end of file.
-  if (code != Z_OK && code != Z_STREAM_END) {
-    throw_read_error(path, std::string("gzip: ") + (why == nullptr ? "" : why));
-  }
-}
-
-void read_plain(std::FILE* f, const std::string& path, profile::ProfileStreamReader& reader,
-                std::vector<char>& buf) {
-  for (;;) {
-    const std::size_t got = std::fread(buf.data(), 1, buf.size(), f);
-    if (got > 0) reader.feed(std::string_view(buf.data(), got));
-    if (got < buf.size()) break;
-  }
-  if (std::ferror(f)) throw_read_error(path, std::strerror(errno));
-}
 
 nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -74,23 +17,15 @@ nlohmann::json optional_json(const std::optional<int>& v) {
 }  // namespace
 
 ProfileSummary read_profile(const std::string& path) {
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) throw_read_error(path, std::strerror(errno));
   profile::ProfileStreamReader reader(path);
-  std::vector<char> buf(kChunkSize);
-  if (has_gzip_magic(f.get())) {
-    f.reset();
-    read_gzip(path, reader, buf);
-  } else {
-    read_plain(f.get(), path, reader, buf);
-  }
+  read_file_chunks(path, "profile", [&reader](std::string_view chunk) { reader.feed(chunk); });
   return reader.finish();
 }
 
 ProfileSummary read_profile_text(std::string_view text, const std::string& name_for_errors) {
   // Fed in chunks like a file, so the reader never copies the whole text.
   profile::ProfileStreamReader reader(name_for_errors);
-  for (std::size_t i = 0; i < text.size(); i += kChunkSize) reader.feed(text.substr(i, kChunkSize));
+  for (std::size_t i = 0; i < text.size(); i += kFileChunkBytes) reader.feed(text.substr(i, kFileChunkBytes));
   return reader.finish();
 }
 
