@@ -1,15 +1,26 @@
 // `attune sim ...`: the simulated cluster. `predict` shows what a recipe would
-// do on the simulated hardware and why; `calibrate` holds the model to the
+// do on the simulated hardware and why; `run` and `job` print the run's log
+// (`job` paced like the real run, as a cluster payload); `optimum` is the best
+// the simulator finds within the gate; `calibrate` holds the model to the
 // published measurements.
+#include <chrono>
+#include <fstream>
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ostream.h>
 
 #include "attune/cli/commands.h"
+#include "attune/gate/correctness_gate.h"
 #include "attune/recipe/recipe.h"
 #include "attune/sim/calibration.h"
+#include "attune/sim/optimum.h"
+#include "attune/sim/perturbation.h"
+#include "attune/sim/scenario.h"
 #include "attune/sim/run_log.h"
 #include "attune/sim/step_model.h"
 #include "attune/util/error.h"
@@ -18,17 +29,70 @@ namespace attune::cli {
 
 namespace {
 
+// A scenario's hidden truth and the seed of its noise: on every command that simulates.
+struct SimOptions {
+  std::string perturb_file;
+  std::optional<std::uint64_t> seed;
+};
+
+void add_sim_options(CLI::App& cmd, SimOptions& o) {
+  cmd.add_option("--sim-perturb", o.perturb_file,
+                 "Perturbation file: the scenario's hidden truth (factors on GEMM efficiency per GPU type, attention, "
+                 "NVLink, network, all-to-all, lever effects, memory; noise and stragglers). Default: the scenario's, "
+                 "else none")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--sim-seed,--seed", o.seed,
+                 "Seed of the run-to-run noise and stragglers (default: the scenario's, else 1)");
+}
+
+// What a simulating command runs: the recipe (RECIPE may be a scenario file,
+// which names the recipe, its perturbation and its seed) and the hidden truth.
+struct SimTarget {
+  recipe::Recipe recipe;
+  sim::Perturbation perturbation;
+  std::uint64_t seed = 1;
+};
+
+SimTarget load_target(const std::string& file, const recipe::RecipeOptions& options, const SimOptions& sim_options) {
+  std::string recipe_file = file;
+  std::string perturb_file = sim_options.perturb_file;
+  std::uint64_t seed = 1;
+  if (sim::is_scenario_file(file)) {
+    const sim::Scenario scenario = sim::read_scenario(file);
+    recipe_file = scenario.recipe;
+    if (perturb_file.empty()) perturb_file = scenario.perturbation;
+    seed = scenario.seed;
+  }
+  SimTarget t{recipe::Recipe::load(recipe_file, options), {}, sim_options.seed.value_or(seed)};
+  if (!perturb_file.empty()) t.perturbation = sim::read_perturbation(perturb_file);
+  return t;
+}
+
 struct PredictArgs {
   std::string file;
   recipe::RecipeOptions options;
+  SimOptions sim;
   bool json = false;
 };
 
 struct RunArgs {
   std::string file;
   recipe::RecipeOptions options;
+  SimOptions sim;
   int steps = 50;
-  std::uint64_t seed = 1;
+  double time_scale = 0;  // job: simulated seconds per real second (0 = do not sleep)
+  std::string log_file;   // job: where to write the log ("" = stdout)
+  std::string flavour;    // log format ("" = the recipe framework's)
+};
+
+struct OptimumArgs {
+  std::string file;
+  recipe::RecipeOptions options;
+  SimOptions sim;
+  gate::GateOptions gate;
+  int candidates = 32;
+  bool json = false;
+  bool record = false;     // write the figures into the scenario file
 };
 
 struct CalibrateArgs {
@@ -62,9 +126,9 @@ void print_prediction(const sim::Workload& w, const sim::Prediction& p) {
 }
 
 int run_predict(const PredictArgs& a) {
-  recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
-  sim::Workload w = sim::workload_from_recipe(r);
-  sim::Prediction p = sim::predict(w);
+  const SimTarget t = load_target(a.file, a.options, a.sim);
+  sim::Workload w = sim::workload_from_recipe(t.recipe);
+  sim::Prediction p = sim::predict(w, t.perturbation);
   if (a.json) {
     print_json(sim::to_json(p));
   } else {
@@ -73,15 +137,88 @@ int run_predict(const PredictArgs& a) {
   return 0;
 }
 
-int run_run(const RunArgs& a) {
-  recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
-  sim::Workload w = sim::workload_from_recipe(r);
-  sim::Prediction p = sim::predict(w);
+sim::RunOptions run_options(const RunArgs& a, const SimTarget& t) {
+  const sim::Perturbation& pert = t.perturbation;
   sim::RunOptions o;
   o.steps = a.steps;
-  o.seed = a.seed;
-  sim::write_run_log(w, p, o, std::cout);
+  o.seed = t.seed;
+  o.cv = pert.noise_cv;
+  o.straggler_probability = pert.straggler_probability;
+  o.straggler_slowdown = pert.straggler_slowdown;
+  o.flavour = a.flavour;
+  return o;
+}
+
+int run_run(const RunArgs& a) {
+  const SimTarget t = load_target(a.file, a.options, a.sim);
+  sim::Workload w = sim::workload_from_recipe(t.recipe);
+  sim::Prediction p = sim::predict(w, t.perturbation);
+  sim::write_run_log(w, p, run_options(a, t), std::cout);
   return p.ok ? 0 : 1;
+}
+
+// Prints the log as the run would: each step's lines when the simulated
+// clock, divided by the time scale, reaches them, flushed, so whoever follows
+// the file (a cluster backend, the hang watchdog) sees a run shaped like the
+// real one, slow first step and stragglers included.
+int run_job(const RunArgs& a) {
+  if (!(a.time_scale > 0)) throw InputError({}, "--time-scale", "expected a positive number");
+  const SimTarget t = load_target(a.file, a.options, a.sim);
+  sim::Workload w = sim::workload_from_recipe(t.recipe);
+  const sim::Prediction p = sim::predict(w, t.perturbation);
+  std::ofstream file;
+  if (!a.log_file.empty()) {
+    file.open(a.log_file, std::ios::app);
+    if (!file) throw InputError({a.log_file, 0, 0}, "--log", "cannot open for writing");
+  }
+  std::ostream& out = a.log_file.empty() ? std::cout : file;
+  fmt::print(out, "attune sim job: {} on {} x {}, time scale {}\n", w.model.name, w.plan.world, w.plan.gpu,
+             a.time_scale);
+  out.flush();
+  const auto start = std::chrono::steady_clock::now();
+  sim::RunOptions o = run_options(a, t);
+  o.before_lines = [&](double simulated_s) {
+    out.flush();
+    std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                              std::chrono::duration<double>(simulated_s / a.time_scale)));
+  };
+  sim::write_run_log(w, p, o, out);
+  out.flush();
+  return p.ok ? 0 : 1;
+}
+
+void print_optimum(const sim::Optimum& o) {
+  fmt::print("baseline    {:.0f} tokens/s/GPU{}\n", o.baseline.tokens_per_s_per_gpu,
+             o.baseline.ok ? "" : " (" + o.baseline.failure + ": " + o.baseline.error + ")");
+  fmt::print("optimum     {:.0f} tokens/s/GPU ({:.2f}x) after searching {} settings\n", o.best.tokens_per_s_per_gpu,
+             o.baseline.tokens_per_s_per_gpu > 0 ? o.best.tokens_per_s_per_gpu / o.baseline.tokens_per_s_per_gpu : 0.0,
+             o.searched);
+  if (o.edits.empty()) fmt::print("edits       none: the recipe is already the best found\n");
+  for (const auto& e : o.edits) {
+    fmt::print("edit        {}: {} -> {}\n", e.lever, e.from.empty() ? "(default)" : e.from, e.to);
+    for (const auto& c : e.changes) fmt::print("              {}\n", c);
+  }
+  for (const auto& n : o.notes) fmt::print("note        {}\n", n);
+  fmt::print("\n");
+  print_prediction(o.best_workload, o.best);
+}
+
+int run_optimum(const OptimumArgs& a) {
+  const SimTarget t = load_target(a.file, a.options, a.sim);
+  gate::CorrectnessGate gate(a.gate);
+  const sim::Optimum o = sim::find_optimum(t.recipe, gate, t.perturbation, static_cast<std::size_t>(a.candidates));
+  if (a.record) {
+    if (!sim::is_scenario_file(a.file)) throw InputError({a.file, 0, 0}, "--record", "RECIPE must be a scenario file");
+    std::vector<std::string> edits;
+    for (const auto& e : o.edits) edits.push_back(e.lever + ": " + (e.from.empty() ? "(default)" : e.from) + " -> " + e.to);
+    sim::record_figures(a.file, o.baseline.tokens_per_s_per_gpu, o.best.tokens_per_s_per_gpu, edits);
+  }
+  if (a.json) {
+    print_json(sim::to_json(o));
+  } else {
+    print_optimum(o);
+  }
+  return 0;
 }
 
 int run_calibrate(const CalibrateArgs& a) {
@@ -122,21 +259,62 @@ void add_sim_command(CLI::App& app) {
   auto predict = std::make_shared<PredictArgs>();
   CLI::App* p = sim->add_subcommand("predict", "Predict a recipe's step time, tokens/s/GPU, TFLOP/s/GPU, MFU and peak "
                                                "memory per GPU, with the breakdown that explains them");
-  p->add_option("RECIPE", predict->file, "Recipe file or attune wrapper file")->required();
+  p->add_option("RECIPE", predict->file, "Recipe file, attune wrapper file or scenario file")->required();
   add_recipe_options(*p, predict->options);
+  add_sim_options(*p, predict->sim);
   p->add_flag("--json", predict->json,
               "Print JSON: {ok, failure, step_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu, breakdown, memory}");
   p->callback([predict]() { command_status() = run_predict(*predict); });
 
   auto run = std::make_shared<RunArgs>();
   CLI::App* r = sim->add_subcommand("run", "Print the log the recipe's run would print, in its framework's own format "
-                                           "(Megatron-LM, torchtitan, Hugging Face), with warm-up and seeded noise, "
+                                           "(Megatron-LM, Megatron-Bridge, NeMo, AutoModel, torchtitan, DeepSpeed, "
+                                           "Hugging Face), with warm-up, seeded noise and stragglers, "
                                            "or the framework's error where it would fail (exit 1)");
-  r->add_option("RECIPE", run->file, "Recipe file or attune wrapper file")->required();
+  r->add_option("RECIPE", run->file, "Recipe file, attune wrapper file or scenario file")->required();
   add_recipe_options(*r, run->options);
+  add_sim_options(*r, run->sim);
   r->add_option("--steps", run->steps, "Training steps to print")->check(CLI::PositiveNumber);
-  r->add_option("--seed", run->seed, "Seed of the run-to-run noise");
+  r->add_option("--log-format", run->flavour, "Log format (default: the recipe framework's own)")
+      ->check(CLI::IsMember(sim::log_flavours()));
   r->callback([run]() { command_status() = run_run(*run); });
+
+  auto job = std::make_shared<RunArgs>();
+  job->time_scale = 1;
+  CLI::App* j = sim->add_subcommand("job", "The same run as a cluster job's payload: prints the log over the run's "
+                                           "simulated duration divided by --time-scale, then exits 0, or 1 where the "
+                                           "run fails");
+  j->add_option("RECIPE", job->file, "Recipe file, attune wrapper file or scenario file")->required();
+  add_recipe_options(*j, job->options);
+  add_sim_options(*j, job->sim);
+  j->add_option("--steps", job->steps, "Training steps to run")->check(CLI::PositiveNumber);
+  j->add_option("--log-format", job->flavour, "Log format (default: the recipe framework's own)")
+      ->check(CLI::IsMember(sim::log_flavours()));
+  j->add_option("--time-scale", job->time_scale,
+                "Simulated seconds per real second (100: a 10-minute run takes 6 s)")
+      ->check(CLI::PositiveNumber);
+  j->add_option("--log", job->log_file, "Append the log to this file instead of standard output");
+  j->callback([job]() { command_status() = run_job(*job); });
+
+  auto optimum = std::make_shared<OptimumArgs>();
+  CLI::App* o = sim->add_subcommand(
+      "optimum", "Search every legal layout and lever setting the recipe's framework exposes that keeps what it "
+                 "trains (the correctness gate approves the edited recipe) and print the best with its prediction: "
+                 "the ceiling tuners are compared with");
+  o->add_option("RECIPE", optimum->file, "Recipe file, attune wrapper file or scenario file")->required();
+  add_recipe_options(*o, optimum->options);
+  add_sim_options(*o, optimum->sim);
+  o->add_option("--allow", optimum->gate.allow, "Numerics change the search may make (fp8); repeatable");
+  o->add_option("--candidates", optimum->candidates,
+                "Ranked candidates turned into recipes and checked by the gate before giving up (default 32)")
+      ->check(CLI::PositiveNumber);
+  o->add_flag("--json", optimum->json,
+              "Print JSON: {best: {tokens_per_s_per_gpu, edits, plan, prediction}, baseline, speedup, searched, "
+              "candidates_tried, notes}");
+  o->add_flag("--record", optimum->record,
+              "RECIPE is a scenario file: write the baseline and optimum predicted into it (the scenario tests "
+              "check them)");
+  o->callback([optimum]() { command_status() = run_optimum(*optimum); });
 
   auto calibrate = std::make_shared<CalibrateArgs>();
   CLI::App* c = sim->add_subcommand("calibrate", "Predict every row of the published measurements (throughput.csv) "

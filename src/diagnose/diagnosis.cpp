@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "attune/diagnose/failure_classifier.h"
 #include "attune/diagnose/log_parser.h"
 #include "attune/diagnose/log_pass.h"
@@ -68,27 +70,132 @@ void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::stri
   }
 }
 
+// AutoModel prints the whole job's tokens/s ("tps x") beside an "(y/gpu)"
+// figure that divides by DP·CP only, i.e. per model replica (logs.md §4); the
+// parser keeps both. With the world size, tps / world is the exact per-GPU
+// rate and replaces the per-replica one. True when a per-replica figure is
+// left standing in for tokens/s/GPU (no world size).
+bool per_gpu_from_job_rates(ParseSink& sink, const DiagnoseOptions& o) {
+  bool per_replica = false;
+  for (std::size_t i = 0; i < sink.samples.size(); ++i) {
+    StepSample& s = sink.samples[i];
+    if (!s.tokens_per_s || !(*s.tokens_per_s > 0)) continue;
+    if (o.world > 0) {
+      s.tokens_per_s_per_gpu = static_cast<float>(*s.tokens_per_s / o.world);
+    } else if (s.tokens_per_s_per_gpu) {
+      per_replica = true;
+    }
+  }
+  return per_replica;
+}
+
 // Frameworks that print only a rate (torchtitan's tps, tokens per second per
-// GPU) still need a step time for the steady state: from the tokens each GPU
-// processes per step when the recipe says, else 1/tps, which ranks the
-// samples the same way (then true is returned: the times are not seconds).
+// GPU; AutoModel's tps, tokens per second of the whole job) still need a step
+// time for the steady state: from the tokens of a step when the recipe says
+// (global batch x sequence length, over the world size for a per-GPU rate),
+// else 1/rate, which ranks the samples the same way (then true is returned:
+// the times are not seconds).
 bool step_times_from_rates(ParseSink& sink, const DiagnoseOptions& o) {
-  const double tokens_per_gpu_step =
-      o.global_batch > 0 && o.seq_len > 0 && o.world > 0
-          ? static_cast<double>(o.global_batch) * static_cast<double>(o.seq_len) / o.world
-          : 0;
+  const long long gbs = global_batch(sink.samples, o);
+  const double tokens_per_step =
+      gbs > 0 && o.seq_len > 0 ? static_cast<double>(gbs) * static_cast<double>(o.seq_len) : 0;
+  const double tokens_per_gpu_step = o.world > 0 ? tokens_per_step / o.world : 0;
   bool relative = false;
   for (std::size_t i = 0; i < sink.samples.size(); ++i) {
     StepSample& s = sink.samples[i];
-    if (s.step_time_s || !s.tokens_per_s_per_gpu || *s.tokens_per_s_per_gpu <= 0) continue;
-    if (tokens_per_gpu_step > 0) {
-      s.step_time_s = tokens_per_gpu_step / *s.tokens_per_s_per_gpu;
-    } else {
-      s.step_time_s = 1.0 / *s.tokens_per_s_per_gpu;
+    if (s.step_time_s) continue;
+    const double job = s.tokens_per_s ? static_cast<double>(*s.tokens_per_s) : 0;
+    const double per_gpu = s.tokens_per_s_per_gpu ? static_cast<double>(*s.tokens_per_s_per_gpu) : 0;
+    if (job > 0 && tokens_per_step > 0) {
+      s.step_time_s = tokens_per_step / job;
+    } else if (per_gpu > 0 && tokens_per_gpu_step > 0) {
+      s.step_time_s = tokens_per_gpu_step / per_gpu;
+    } else if (job > 0 || per_gpu > 0) {
+      s.step_time_s = 1.0 / (job > 0 ? job : per_gpu);
       relative = true;
     }
   }
   return relative;
+}
+
+// A sample whose interval reaches back over steps that earlier samples already
+// cover (or, first in the log, spans several steps no line before it logged)
+// is a whole-run average, not a logged interval: the Hugging Face
+// end-of-training summary ("train_runtime", "train_steps_per_second", ...),
+// whose time includes the slow first steps, evaluation and checkpoint saves.
+// Interval counting (StepCounter) never makes such a sample.
+bool is_whole_run(const StepSeries& samples, std::size_t i) {
+  const StepSample& s = samples[i];
+  if (s.steps_in_interval <= 1) return false;
+  return i == 0 || s.step - s.steps_in_interval < samples[i - 1].step;
+}
+
+struct WholeRun {
+  std::vector<std::size_t> samples;  // indices of the whole-run averages
+  std::size_t others = 0;            // other samples
+  bool others_timed = false;         // ... of which one has a step time
+};
+
+// Where per-step samples exist the whole-run averages stay out of the steady
+// state and the loss curve (they would outweigh the steps with the slow
+// start) and are kept as a note; where they are the only timing source they
+// stay in.
+WholeRun set_aside_whole_run(ParseSink& sink, Diagnosis& d) {
+  WholeRun w;
+  StepSeries& samples = sink.samples;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (is_whole_run(samples, i)) {
+      w.samples.push_back(i);
+    } else {
+      ++w.others;
+      w.others_timed = w.others_timed || samples[i].step_time_s.has_value();
+    }
+  }
+  if (w.samples.empty() || w.others == 0) return w;
+  for (std::size_t i : w.samples) {
+    StepSample& s = samples[i];
+    s.loss.reset();  // the run's mean loss, not the loss at its last step
+    if (!w.others_timed) continue;
+    if (s.step_time_s) {
+      d.notes.push_back(fmt::format(
+          "whole-run average from the end-of-training summary: {:.4g} s/step over {} steps (warm-up, evaluation "
+          "and checkpoint saves included); the steady state uses the per-step samples",
+          *s.step_time_s, s.steps_in_interval));
+    }
+    s.step_time_s.reset();
+    s.samples_per_s.reset();
+    s.tokens_per_s.reset();
+    s.tokens_per_s_per_gpu.reset();
+    s.tflops_per_gpu.reset();
+    s.mfu.reset();
+  }
+  return w;
+}
+
+// A whole-run average that is the only timing source: the steady state leaves
+// out the first sample of a log, which a summary on its own is.
+void use_whole_run_alone(const StepSeries& samples, const WholeRun& w, Diagnosis& d) {
+  if (w.others_timed) return;
+  for (std::size_t i : w.samples) {
+    const StepSample& s = samples[i];
+    if (!s.step_time_s) continue;
+    SteadyState& st = d.steady;
+    if (!st.step_time_s) {
+      st.used.assign(samples.size(), false);
+      st.used[i] = true;
+      st.samples_used = 1;
+      st.steps_used = s.steps_in_interval;
+      st.step_time_s = st.mean_step_time_s = *s.step_time_s;
+      st.dropped_lines.clear();
+      for (std::size_t j = 0; j < samples.size(); ++j) {
+        if (j != i) st.dropped_lines.push_back(samples[j].line);
+      }
+    }
+    d.notes.push_back(
+        "step time is the whole-run average of the end-of-training summary (warm-up, evaluation and checkpoint "
+        "saves included): no per-step timing was logged");
+    return;
+  }
 }
 
 void memory(const ParseSink& sink, Diagnosis& d) {
@@ -133,11 +240,15 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   pass.finish();
   Diagnosis d;
   d.framework = pass.framework();
+  const bool per_replica = per_gpu_from_job_rates(pass.sink(), o);
   const bool relative_times = step_times_from_rates(pass.sink(), o);
+  const WholeRun whole_run = set_aside_whole_run(pass.sink(), d);
   const ParseSink& sink = pass.sink();
-  d.steps = static_cast<int>(sink.samples.size());
+  // Steps are the logged intervals: a whole-run average beside them is not one.
+  d.steps = static_cast<int>(whole_run.others > 0 ? whole_run.others : sink.samples.size());
   if (!sink.samples.empty()) d.last_step = sink.samples.back().step;
   d.steady = steady_state(sink.samples, sink.disturbances);
+  use_whole_run_alone(sink.samples, whole_run, d);
   throughput(sink, o, d.framework, d);
   if (relative_times) {  // 1/tps ranked the samples; it is not a time
     d.step_time_s.reset();
@@ -150,6 +261,11 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   losses_and_nan(sink, d);
   if (sink.samples.empty()) d.notes.push_back("no step lines found: the run did not reach its first logged step");
   if (d.steady.drift) d.notes.push_back("step time keeps rising: no steady state (drift)");
+  if (per_replica && d.tokens_per_s_per_gpu) {
+    d.notes.push_back(
+        "tokens/s/GPU is the log's per-replica figure (tokens/s over DP x CP): with tensor or pipeline "
+        "parallelism it overstates the per-GPU rate; pass --recipe for the world size");
+  }
   if (!d.tokens_per_s_per_gpu) {
     d.notes.push_back("tokens/s/GPU needs the global batch, sequence length and world size: pass --recipe");
   }

@@ -1,6 +1,7 @@
 #include "attune/gate/correctness_gate.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "attune/util/error.h"
@@ -181,30 +182,101 @@ long long padded_vocab(long long vocab, long long divisible_by, int tp) {
   return (vocab + m - 1) / m * m;
 }
 
-// Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by*TP,
-// so a TP change can change the output layer (gate.md §3.12).
-void check_vocab_padding(const RecipeView& original, const RecipeView& candidate, const GateOptions& options,
-                         Verdict& v) {
+// make_vocab_size_divisible_by as one side states it: the first key of the
+// framework's `padded_vocab` invariant the recipe sets, else the default 128.
+struct VocabDivisor {
+  std::string key;                 // "" when the recipe is silent
+  std::optional<long long> value;  // nullopt: set, but not a positive number
+};
+
+VocabDivisor vocab_divisor(const GateRuleSet& rules, const RecipeView& view) {
+  for (const auto& k : rules.invariant_keys(recipe::to_string(view.recipe.framework()), "padded_vocab")) {
+    auto it = view.settings.find(k);
+    if (it == view.settings.end()) continue;
+    std::optional<long long> v;
+    if (!it->second.conflicting) v = it->second.entry.value.as_int();
+    if (v && *v <= 0) v.reset();
+    return {k, v};
+  }
+  return {"", 128};
+}
+
+// The divisor setting the candidate changed (added, removed or another value), "" when none.
+std::string changed_divisor_key(const GateRuleSet& rules, const RecipeView& before, const RecipeView& after) {
+  for (const auto& k : rules.invariant_keys(recipe::to_string(before.recipe.framework()), "padded_vocab")) {
+    auto a = before.settings.find(k), b = after.settings.find(k);
+    bool in_a = a != before.settings.end(), in_b = b != after.settings.end();
+    if (in_a != in_b || (in_a && !equivalent(a->second.entry.value, b->second.entry.value))) return k;
+  }
+  return "";
+}
+
+std::string divisor_text(const VocabDivisor& d, const RecipeView& view) {
+  if (d.value) return std::to_string(*d.value);
+  return "'" + view.settings.at(d.key).entry.value.str() + "'";
+}
+
+// Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by*TP
+// (gate.md §3.12): the padded size is the output layer's shape and the number of
+// logits the softmax runs over. Each side is padded with its own divisor, so a TP
+// change that also scales the divisor (TP4/128 -> TP1/512) keeps the padded
+// vocabulary and is allowed. A TP change alone that moves it needs
+// --allow vocab_padding; a divisor change that moves it (or that cannot be
+// checked) is refused outright: the divisor is only ever written to keep it.
+void check_vocab_padding(const GateRuleSet& rules, const RecipeView& original, const RecipeView& candidate,
+                         const GateOptions& options, Verdict& v) {
   const recipe::Recipe& a = original.recipe;
   const recipe::Plan& pa = original.plan;
   const recipe::Plan& pb = candidate.plan;
-  if (pa.tp == pb.tp || !mcore_vocab(a)) return;
+  const std::string div_key = changed_divisor_key(rules, original, candidate);
+  const bool tp_changed = pa.tp != pb.tp;
+  auto refuse_divisor = [&](const std::string& why) {
+    v.reasons.push_back({"vocab-padding", div_key,
+                         why + "; make_vocab_size_divisible_by may change only so that the padded vocabulary "
+                               "(a multiple of make_vocab_size_divisible_by x TP) stays the same "
+                               "(--allow vocab_padding does not cover it)"});
+  };
+  if (!mcore_vocab(a)) {
+    if (!div_key.empty()) refuse_divisor("this recipe does not pad its vocabulary the Megatron way");
+    return;
+  }
   long long vocab = 0;
   if (auto e = a.find_named("vocab"); e && e->value.as_int()) vocab = *e->value.as_int();
   if (!vocab && a.model()) vocab = a.model()->vocab;
-  if (!vocab) {
-    v.warnings.push_back("tp changed but the vocabulary size is unknown: cannot check Megatron's vocab padding");
+  VocabDivisor da = vocab_divisor(rules, original), db = vocab_divisor(rules, candidate);
+  if (da.value && db.value && vocab) {
+    v.invariants.push_back({"padded_vocab", {std::to_string(padded_vocab(vocab, *da.value, pa.tp)),
+                                             std::to_string(padded_vocab(vocab, *db.value, pb.tp))}});
+  }
+  if (!tp_changed && div_key.empty()) return;
+  // The same multiple pads every vocabulary to the same size: nothing else to know.
+  if (da.value && db.value && *da.value * pa.tp == *db.value * pb.tp) return;
+  if (!vocab || !da.value || !db.value) {
+    std::string what = !vocab ? "the vocabulary size is unknown (pass --model)"
+                              : "make_vocab_size_divisible_by is " +
+                                    (da.value ? divisor_text(db, candidate) : divisor_text(da, original)) +
+                                    ", not a number";
+    if (!div_key.empty()) {
+      refuse_divisor(what + ", so the padded vocabulary cannot be checked");
+    } else {
+      v.warnings.push_back("tp changed but " + what + ": cannot check Megatron's vocab padding");
+    }
     return;
   }
-  long long div = 128;
-  auto d = a.find("--make-vocab-size-divisible-by");
-  if (d && d->value.as_int()) div = *d->value.as_int();
-  long long x = padded_vocab(vocab, div, pa.tp), y = padded_vocab(vocab, div, pb.tp);
-  if (x == y || contains(options.allow, kVocabPadding)) return;
+  long long x = padded_vocab(vocab, *da.value, pa.tp), y = padded_vocab(vocab, *db.value, pb.tp);
+  if (x == y) return;
+  std::string change = "padded vocabulary " + std::to_string(x) + " -> " + std::to_string(y) + " (output layer shape)";
+  if (!div_key.empty()) {
+    std::string tp = tp_changed ? "with tp " + std::to_string(pa.tp) + " -> " + std::to_string(pb.tp)
+                                : "at tp " + std::to_string(pa.tp);
+    return refuse_divisor("make_vocab_size_divisible_by " + std::to_string(*da.value) + " -> " +
+                          std::to_string(*db.value) + " " + tp + " changes the " + change);
+  }
+  if (contains(options.allow, kVocabPadding)) return;
   v.reasons.push_back({"vocab-padding", a.key_of("tp"),
-                       "tp " + std::to_string(pa.tp) + " -> " + std::to_string(pb.tp) + " changes the padded vocabulary " +
-                           std::to_string(x) + " -> " + std::to_string(y) +
-                           " (output layer shape); pass --allow vocab_padding to accept it"});
+                       "tp " + std::to_string(pa.tp) + " -> " + std::to_string(pb.tp) + " changes the " + change +
+                           "; pass --allow vocab_padding to accept it, or scale make_vocab_size_divisible_by so that "
+                           "make_vocab_size_divisible_by x TP stays " + std::to_string(*da.value * pa.tp)});
 }
 
 // A setting is on unless it is null, false or the number zero.
@@ -281,7 +353,7 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
                            inv.name + " moved: " + inv.before + unit + " -> " + inv.after + unit});
     }
   }
-  check_vocab_padding(before, after, options_, v);
+  check_vocab_padding(rules_, before, after, options_, v);
   flag_benchmark_settings(rules_, before, v);
   const recipe::Plan& a = before.plan;
   const recipe::Plan& b = after.plan;

@@ -93,6 +93,10 @@ std::string Adapter::recompute(const Recipe& recipe) const {
   return e->value.str();
 }
 
+std::string Adapter::edit_lever(const Recipe&, const std::string& name) const { return name; }
+
+int Adapter::shard_group(const Recipe&, const Layout& l, const Plan&) const { return l.dp_shard > 0 ? l.dp_shard : 0; }
+
 void Adapter::derive_dp(const Layout& l, Plan& p) const {
   int mp = std::max(1, l.tp * l.pp * l.cp);
   p.dp = std::max(1, p.world / mp);
@@ -120,13 +124,16 @@ Plan Adapter::plan(const Recipe& recipe, int assumed_nodes) const {
   p.world = p.nodes * p.gpus_per_node;
 
   derive_dp(l, p);
-  p.dp_shard = l.dp_shard > 0 ? l.dp_shard : 0;
+  p.dp_shard = std::max(0, shard_group(recipe, l, p));
   long long per_step = static_cast<long long>(p.mbs) * p.dp;
+  // One pass of the step per DP rank: the local batch (split into micro-batches
+  // by a pipeline) or the micro batch itself.
+  long long per_pass = static_cast<long long>(l.local_batch > 0 ? l.local_batch : p.mbs) * p.dp;
   switch (batch_rule(recipe)) {
     case BatchRule::Explicit:
     case BatchRule::Torchtitan:
-      p.gbs = l.gbs ? *l.gbs : per_step;
-      p.gbs_rule = l.gbs ? "explicit" : "implied: mbs*dp";
+      p.gbs = l.gbs ? *l.gbs : per_pass;
+      p.gbs_rule = l.gbs ? "explicit" : (l.local_batch > 0 ? "implied: local_batch*dp" : "implied: mbs*dp");
       p.grad_accum = per_step > 0 ? std::max(1LL, p.gbs / per_step) : 1;
       break;
     case BatchRule::SmpImplied:

@@ -256,8 +256,7 @@ const ModelSpec* find_model_preset(std::string_view name) {
 }
 
 int ModelSpec::mlp_matrices() const {
-  const std::string act = to_lower(activation);
-  return act.empty() || contains(act, "glu") ? 3 : 2;
+  return activation.empty() || contains_lower(activation, "glu") ? 3 : 2;
 }
 
 }  // namespace attune::recipe

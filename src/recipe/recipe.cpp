@@ -223,6 +223,13 @@ std::optional<Entry> Recipe::find_named(const std::string& name) const {
   return std::nullopt;
 }
 
+std::optional<Value> Recipe::value_or_default(const std::string& name) const {
+  if (auto e = find_named(name)) return e->value;
+  const LeverDef* def = adapter_->catalog().by_name(name, dialect_);
+  if (!def || def->default_value.empty()) return std::nullopt;
+  return Value::parse(def->default_value);
+}
+
 Plan Recipe::plan() const {
   Plan p = adapter_->plan(*this);
   if (p.world_source != "assumed") return p;

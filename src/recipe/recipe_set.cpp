@@ -1,7 +1,9 @@
 // Recipe::set — one lever edit and the follow-ups that keep the recipe valid
 // and its objective unchanged (levers.md §0.1: DP from the world size, grad
-// accumulation or an explicit global batch so the global batch is kept).
+// accumulation or an explicit global batch so the global batch is kept;
+// Megatron's vocabulary divisor so a TP change keeps the padded vocabulary).
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "attune/recipe/key_path.h"
@@ -31,7 +33,9 @@ std::string lever_names(const LeverCatalog& cat, const std::string& dialect) {
 
 Target resolve_target(const Recipe& r, const std::string& name, bool allow_new_key) {
   const LeverCatalog& cat = r.adapter().catalog();
-  if (const LeverDef* def = cat.by_name(name, r.dialect()); def && !def->key.empty()) return {*def, "", false};
+  if (const LeverDef* def = cat.by_name(r.adapter().edit_lever(r, name), r.dialect()); def && !def->key.empty()) {
+    return {*def, "", false};
+  }
   std::string raw = strip_override_prefix(name);
   std::string ck = r.adapter().catalog_key(r, raw);
   if (const LeverDef* def = cat.by_key(ck, r.dialect())) {
@@ -60,7 +64,7 @@ class FollowUpSolver {
       : r_(work), before_(before), out_(out) {}
 
   void resolve_explicit_dp(const std::string& lever) {
-    static const std::set<std::string> layout = {"tp", "pp", "cp", "nodes", "gpus_per_node", "dp_replicate"};
+    static const std::set<std::string> layout = {"tp", "pp", "cp", "ep", "nodes", "gpus_per_node", "dp_replicate"};
     if (!layout.count(lever)) return;
     Plan p = r_.plan();
     switch (r_.framework()) {
@@ -72,6 +76,9 @@ class FollowUpSolver {
         }
         break;
       }
+      case Framework::HyperPod:
+        if (r_.dialect() == "smp") resolve_smp_shard_degree(p);
+        break;
       case Framework::AutoModel: {
         auto dp = r_.find_named("dp");
         if (dp && dp->value.as_int()) {
@@ -100,8 +107,11 @@ class FollowUpSolver {
     switch (r_.adapter().batch_rule(r_)) {
       case BatchRule::Explicit:
       case BatchRule::Torchtitan:
-        // The global batch was implied by mbs*dp; pin it so GA absorbs the change.
-        set_ll("gbs", before_.gbs, true, "the global batch was implied by mbs*dp; set explicitly to keep it");
+        // The global batch was implied (mbs*dp, or local_batch*dp under a
+        // pipeline); pin it so GA absorbs the change.
+        set_ll("gbs", before_.gbs, true,
+               "the global batch was " + (before_.gbs_rule.empty() ? std::string("implied") : before_.gbs_rule) +
+                   "; set explicitly to keep it");
         break;
       case BatchRule::Axolotl:
         set_ll("grad_accum", per_step > 0 ? before_.gbs / per_step : 0, per_step > 0 && before_.gbs % per_step == 0,
@@ -109,14 +119,122 @@ class FollowUpSolver {
         break;
       case BatchRule::SmpImplied:
         // hf_* recipes have no GA key: the per-GPU batch is the only way back.
-        if (lever == "mbs") fail("mbs", "train_batch_size sets the global batch in HyperPod hf_* recipes (no grad accumulation)");
+        if (lever == "mbs") refuse_smp_micro_batch(p);
         set_ll("mbs", p.dp > 0 ? before_.gbs / p.dp : 0, p.dp > 0 && before_.gbs % p.dp == 0,
                "keeps the global batch train_batch_size*dp = " + std::to_string(before_.gbs));
         break;
     }
   }
 
+  // Megatron, Megatron-Bridge and HyperPod NeMo-1 pad the vocabulary to a
+  // multiple of make_vocab_size_divisible_by*TP, so a TP change can change the
+  // output layer (gate.md §3.12). Scaling the divisor by old_tp/new_tp keeps
+  // the product, and so the padded vocabulary; when that is not a whole number
+  // the divisor is left and the gate refuses the edit.
+  void keep_padded_vocab() {
+    if (!pads_vocab_by_tp()) return;
+    Plan p = r_.plan();
+    if (p.tp == before_.tp || p.tp <= 0 || before_.tp <= 0) return;
+    long long vocab = 0;
+    if (auto v = r_.find_named("vocab"); v && v->value.as_int()) vocab = *v->value.as_int();
+    if (vocab <= 0 && r_.model()) vocab = r_.model()->vocab;
+    std::string key = r_.key_of("make_vocab_size_divisible_by");
+    if (vocab <= 0 || key.empty()) return;
+    long long divisor = 128;  // the default of all three
+    if (auto d = r_.find_named("make_vocab_size_divisible_by")) {
+      if (!d->value.as_int() || *d->value.as_int() <= 0) return;
+      divisor = *d->value.as_int();
+    }
+    long long multiple = divisor * before_.tp;
+    long long padded = round_up(vocab, multiple);
+    if (round_up(vocab, divisor * p.tp) == padded || multiple % p.tp != 0) return;
+    Change c;
+    c.key = key;
+    if (auto e = r_.document().find(key)) c.old_value = e->value;
+    c.new_value = Value::integer(multiple / p.tp);
+    c.why = "keeps the padded vocabulary " + std::to_string(padded) + " (make_vocab_size_divisible_by x TP = " +
+            std::to_string(multiple) + ")";
+    r_.apply(c);
+    out_.push_back(c);
+  }
+
+  // torchtitan/AutoModel with PP: the local batch is split into pipeline
+  // micro-batches and local*dp must divide the global batch. When a layout
+  // edit grows DP past that, the local batch shrinks to global/dp; the
+  // micro batch (and so the activation memory) stays.
+  void keep_local_batch_dividing(const std::string& lever) {
+    if (lever == "mbs") return;  // the edit was the local batch itself
+    if (r_.framework() != Framework::Torchtitan && r_.framework() != Framework::AutoModel) return;
+    Layout l = r_.adapter().read_layout(r_);
+    if (l.pp <= 1 || l.local_batch <= 0) return;
+    Plan p = r_.plan();
+    long long per_pass = static_cast<long long>(l.local_batch) * p.dp;
+    if (per_pass <= 0 || p.gbs % per_pass == 0) return;
+    long long local = p.dp > 0 && p.gbs % p.dp == 0 ? p.gbs / p.dp : 0;
+    set_ll("mbs", local, local > 0 && local < l.local_batch && p.mbs > 0 && local % p.mbs == 0,
+           "local_batch_size*dp must divide the global batch; the pipeline micro-batch stays " + std::to_string(p.mbs));
+  }
+
  private:
+  // SMP requires world % (shard_degree*tp*ep) == 0. A shard group that spanned
+  // every rank before (shard_degree = world/(tp*ep)) still does after the
+  // edit; a smaller (hybrid) one is kept when it still divides, else it
+  // shrinks to the largest degree that divides both.
+  void resolve_smp_shard_degree(const Plan& p) {
+    auto shard = r_.find_named("dp_shard");
+    if (!shard || !shard->value.as_int() || *shard->value.as_int() <= 0) return;
+    long long s = *shard->value.as_int();
+    long long full_before = before_.world / std::max(1, before_.tp * before_.ep);
+    long long full = p.world / std::max(1, p.tp * p.ep);
+    if (full <= 0 || p.world % std::max(1, p.tp * p.ep) != 0) return;  // the world rule reports it
+    if (s == full_before && s != full) {
+      set_int("dp_shard", full, true,
+              "shard_degree sharded over all world/(tp*ep) = " + std::to_string(full_before) +
+                  " ranks; it still does (" + std::to_string(full) + ")");
+    } else if (full % s != 0) {
+      set_int("dp_shard", std::gcd(s, full), true,
+              "shard_degree must divide world/(tp*ep) = " + std::to_string(full) +
+                  " (world % (shard_degree*tp*ep) == 0)");
+    }
+  }
+
+  // SMP hf_* recipes state neither gradient accumulation nor a global batch:
+  // the global batch is train_batch_size*world/(tp*cp), so a new micro batch
+  // alone always changes it.
+  [[noreturn]] void refuse_smp_micro_batch(const Plan& p) {
+    long long tbs_before = before_.mbs, tbs = p.mbs;
+    std::string message = "HyperPod SMP (hf_*) recipes have no gradient-accumulation or global-batch key: the global batch is "
+                          "train_batch_size*world/(tp*cp) = " + std::to_string(tbs_before) + "*" +
+                          std::to_string(before_.world) + "/(" + std::to_string(before_.tp) + "*" +
+                          std::to_string(before_.cp) + ") = " + std::to_string(before_.gbs) +
+                          " samples, so train_batch_size " + std::to_string(tbs) + " alone would make it " +
+                          std::to_string(p.gbs) + ".";
+    if (tbs > tbs_before && tbs_before > 0 && tbs % tbs_before == 0) {
+      long long f = tbs / tbs_before;
+      message += " To run " + std::to_string(tbs) + " samples per GPU at the same global batch, multiply tp or cp by " +
+                 std::to_string(f) + " instead";
+      if ((f & (f - 1)) == 0) message += " (e.g. tp=" + std::to_string(before_.tp * f) + ")";
+      message += ": train_batch_size follows.";
+    } else {
+      message += " Change tp, cp or the node count instead; train_batch_size follows so the global batch is kept.";
+    }
+    fail(r_.key_of("mbs"), message);
+  }
+
+  bool pads_vocab_by_tp() const {
+    switch (r_.framework()) {
+      case Framework::Megatron:
+      case Framework::Bridge:
+        return true;
+      case Framework::HyperPod:
+        return r_.dialect() == "nemo1" || r_.dialect() == "checkpointless";
+      default:
+        return false;
+    }
+  }
+
+  static long long round_up(long long n, long long multiple) { return (n + multiple - 1) / multiple * multiple; }
+
   int int_of(const std::string& name, int fallback) {
     auto e = r_.find_named(name);
     return e && e->value.as_int() ? static_cast<int>(*e->value.as_int()) : fallback;
@@ -133,6 +251,7 @@ class FollowUpSolver {
     Change c;
     c.key = key;
     if (auto e = r_.document().find(key)) c.old_value = e->value;
+    if (c.old_value && c.old_value->same_as(Value::integer(v))) return;  // already right: no follow-up
     c.new_value = Value::integer(v);
     c.why = why;
     r_.apply(c);
@@ -197,8 +316,10 @@ EditResult Recipe::set(const std::string& lever_or_key, const std::string& value
 
   if (!target.plan_key) {
     FollowUpSolver solver(work, result.before, result.follow_ups);
+    solver.keep_padded_vocab();
     solver.resolve_explicit_dp(result.lever);
     solver.keep_global_batch(result.lever);
+    solver.keep_local_batch_dividing(result.lever);
   }
   result.after = work.plan();
   if (!target.plan_key && result.after.gbs != result.before.gbs) {

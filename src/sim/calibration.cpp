@@ -503,6 +503,7 @@ bool apply_precision(const CalibrationRow& row, Workload& w, std::string& reason
     if (contains(low, p.needle)) {
       w.plan.precision = p.precision;
       w.knobs.fp8 = p.fp8;
+      w.knobs.mxfp8 = std::string(p.precision) == "mxfp8";
       return true;
     }
   }
@@ -591,8 +592,22 @@ bool without_sequence_parallel(const CalibrationRow& row) {
   return contains(source, "korthikanti") && to_lower(trim(row.recompute)) == "full";
 }
 
+// torchtitan runs PyTorch SDPA attention, its "selective" is the per-op
+// policy, and a row that says "eager" ran without torch.compile.
+void apply_torchtitan(const CalibrationRow& row, Workload& w) {
+  w.knobs.sdpa_attention = true;
+  w.knobs.per_op_selective = true;
+  w.knobs.compiled = !contains(to_lower(row.notes), "eager");
+}
+
 void apply_knobs(const CalibrationRow& row, Workload& w) {
-  if (const FrameworkPattern* framework = framework_of(row.source); framework && framework->fsdp) use_fsdp(w);
+  const FrameworkPattern* framework = framework_of(row.source);
+  if (framework && framework->fsdp) use_fsdp(w);
+  if (framework && std::string(framework->framework) == "torchtitan") apply_torchtitan(row, w);
+  // NeMo and Megatron-Bridge performance recipes turn on TE's userbuffer
+  // TP overlap whenever TP > 1 (their tp_comm_overlap configs per model/TP).
+  const bool nemo = framework && (std::string(framework->framework) == "bridge" || std::string(framework->framework) == "nemo");
+  if (nemo && w.plan.tp > 1 && w.knobs.sequence_parallel) w.knobs.tp_comm_overlap = true;
   const std::string text = to_lower(row.notes + " | " + row.precision);
   for (const auto& k : kKnobs) {
     if (contains(text, k.needle)) k.apply(w);

@@ -172,10 +172,12 @@ StateBytes state_bytes(Sharding mode, double shard_ranks, double weight_bytes, b
 // ---- Activations ------------------------------------------------------------
 
 Recompute recompute_mode(const Knobs& k, const recipe::Plan& p) {
-  const std::string knob = to_lower(k.recompute_granularity);
-  const std::string g = knob.empty() || knob == "none" ? to_lower(p.recompute) : knob;
-  if (contains(g, "selective")) return Recompute::kSelective;
-  if (contains(g, "full") || contains(g, "block") || contains(g, "uniform") || g == "true") return Recompute::kFull;
+  const std::string_view knob = k.recompute_granularity;
+  const std::string_view g = knob.empty() || knob == "none" ? std::string_view(p.recompute) : knob;
+  if (contains_lower(g, "selective")) return Recompute::kSelective;
+  if (contains_lower(g, "full") || contains_lower(g, "block") || contains_lower(g, "uniform") ||
+      contains_lower(g, "true"))
+    return Recompute::kFull;
   return Recompute::kNone;
 }
 
@@ -213,7 +215,7 @@ TokenBytes layer_token_bytes(const recipe::ModelSpec& m, bool moe_layer, bool se
 
 namespace {
 
-bool fp8_enabled(const Workload& w) { return w.knobs.fp8 || contains(to_lower(w.plan.precision), "fp8"); }
+bool fp8_enabled(const Workload& w) { return w.knobs.fp8 || contains_lower(w.plan.precision, "fp8"); }
 
 bool sequence_parallel(const Workload& w) { return w.knobs.sequence_parallel && at_least_1(w.plan.tp) > 1; }
 
@@ -332,7 +334,7 @@ void add_model_states(const Workload& w, const memory::GpuParams& params, StageB
   using memory::Sharding;
   const Sharding mode = memory::sharding_mode(w.knobs, w.plan);
   const memory::ShardGroups groups = memory::shard_groups(w.plan);
-  const bool fp32 = to_lower(w.plan.precision) == "fp32";
+  const bool fp32 = w.plan.precision.size() == 4 && contains_lower(w.plan.precision, "fp32");
   const bool fp8 = memory::fp8_enabled(w);
   const double wb = fp32 ? 4.0 : 2.0;
   // --fp8-param-gather keeps the GEMM weights in FP8 only (TE#1764).
@@ -447,7 +449,7 @@ void add_notes(const Workload& w, const StageBytes& s, bool first_stage, double 
   const memory::Sharding mode = memory::sharding_mode(w.knobs, w.plan);
   std::string states = printf_string("model states: %s over %g ranks", sharding_name(mode), groups.dense);
   if (w.model.is_moe()) states += printf_string("; routed experts over %g expert-DP ranks", groups.expert);
-  const bool fp32 = to_lower(w.plan.precision) == "fp32";
+  const bool fp32 = w.plan.precision.size() == 4 && contains_lower(w.plan.precision, "fp32");
   b.notes.push_back(states + (fp32                   ? "; fp32 weights and grads, Adam m + v"
                                : w.knobs.grads_fp32 ? "; fp32 gradient buffers, Adam master + m + v"
                                                     : "; bf16 gradient buffers, Adam master + m + v"));
@@ -480,7 +482,7 @@ void add_notes(const Workload& w, const StageBytes& s, bool first_stage, double 
 
 }  // namespace
 
-MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib) {
+MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib, bool with_notes) {
   if (w.model.hidden <= 0 || w.model.layers <= 0) {
     MemoryBreakdown b;
     b.notes.push_back("model dimensions unknown: no memory estimate");
@@ -494,6 +496,7 @@ MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib) {
   MemoryBreakdown last = pipelined ? estimate_stage(w, false, true, last_bytes) : first;
   const bool first_wins = !pipelined || first.total_gib >= last.total_gib;
   MemoryBreakdown& worst = first_wins ? first : last;
+  if (!with_notes) return worst;
   add_notes(w, first_wins ? first_bytes : last_bytes, first_wins, first_wins ? last.total_gib : first.total_gib,
             worst);
   if (hbm_gib > 0 && worst.total_gib > hbm_gib)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "attune/diagnose/flops.h"
 #include "memory_terms.h"
 
@@ -14,11 +16,26 @@ constexpr double kBf16Bytes = 2;
 // Flash attention kernels reach about 55% of the BF16 peak over forward and
 // backward (FA3: 75% forward; backward lower) — perfmodel.md §1.2.
 constexpr double kAttentionEfficiency = 0.5;
+// FlashAttention-2 (PyTorch SDPA's kernel on Hopper) reaches 35% forward and
+// less backward (FA3 paper, Table 2).
+constexpr double kSdpaAttentionEfficiency = 0.3;
+// Context parallelism splits attention into per-chunk kernels with a
+// softmax correction between them, each a fraction of the size (fitted on
+// the four CP rows: Llama 3 8B/70B/405B CP2 and torchtitan's CP8 at 262K).
+constexpr double kCpAttentionEfficiency = 0.6;
+// Eager PyTorch runs norms, activations and residual adds as separate kernels:
+// about twice the HBM traffic of fused ones (torchtitan: compile +16%).
+constexpr double kEagerTrafficFactor = 2.0;
 // Training GEMMs (dgrad/wgrad transposes, epilogues) reach less than the
 // best-shape MAMF; narrow ones less still (half of MAMF at an inner
 // dimension of kHalfEfficiencyDim). Calibrated on the Megatron-LM rows.
 constexpr double kTrainingGemmFactor = 0.85;
 constexpr double kHalfEfficiencyDim = 512;
+// TP overlap (userbuffers, async TP) hides collectives under at most this
+// share of the layer's GEMM time (Bridge Llama 3 70B SFT: TP8 stays 28%
+// slower than TP4 with overlap on).
+constexpr double kTpOverlapGemmShare = 0.2;
+constexpr double kReferenceMamf = 794.5;  // H100 BF16, where the GEMM size curve comes from
 // Grouped expert GEMMs (many small, unevenly filled) and the permutation
 // around them, calibrated on the MoE rows.
 constexpr double kExpertGemmFactor = 0.6;
@@ -26,6 +43,9 @@ constexpr double kPermuteBytesPerH = 12;  // per routed token copy: permute, unp
 // FP8 GEMMs gain this share of the MAMF ratio over BF16 end to end (scaling
 // and amax bookkeeping; perfmodel.md §1.2: 1.2-1.5x measured).
 constexpr double kFp8GainShare = 0.6;
+// MXFP8's 1x32 block scales cost more (torchtitan on B200: MXFP8 +16-20%
+// end to end where per-tensor FP8 gains +25%; perfmodel.md §1.2).
+constexpr double kMxfp8GainShare = 0.3;
 // Norms, residual adds, activation functions, rotary: HBM traffic per token
 // and layer, forward + backward: about 40 bytes per hidden unit and 16 per
 // FFN unit (SwiGLU reads two FFN-wide tensors and writes one, and back).
@@ -47,47 +67,69 @@ struct Shape {
   double micro = 0;       // micro-batches per step per pipeline
   int layers_stage = 0;   // transformer layers on the busiest stage
   double q = 0, kv = 0, ffn_gemms = 0;
+  double qk_av = 0;       // per token, all heads: the QK^T and AV widths (MLA: 192 + 128 per head)
   double params = 0;      // parameters on the busiest GPU, before DP sharding (the memory model's count)
+  double gemm_factor = 1; // the perturbation's GEMM factor for this GPU type
 };
 
-// Forward linear FLOPs of one layer for one token on one GPU, and the size of
-// its largest GEMM (GFLOP) for the efficiency curve.
+// Narrow models reach less of MAMF: hidden size d costs (d + k) / d. (Costing
+// each GEMM by its own inner dimension, TP shards included, fitted the
+// measurements worse: small models came out faster still.)
+double narrow_cost(double hidden) { return hidden > 0 ? (hidden + kHalfEfficiencyDim) / hidden : 1.0; }
+
+// Forward linear FLOPs of one layer for one token on one GPU, weighted by
+// their narrowness, and the size of the largest GEMMs (GFLOP) for the
+// efficiency curve.
 struct LayerWork {
-  double linear_flops = 0;     // forward, per token
+  double dense_flops = 0;      // forward, per token, attention projections + dense MLP / shared experts
+  double expert_flops = 0;     // forward, per token, routed experts
   double attention_flops = 0;  // forward, per token (causal: half the s^2 work)
   double dense_gemm_gflop = 0;
   double expert_gemm_gflop = 0;
-  double expert_flops = 0;     // forward, per token, part of linear_flops
 };
 
 LayerWork layer_work(const Shape& sh, bool moe_layer) {
   const auto& m = sh.m;
-  const double h = m.hidden, tp = sh.p.tp;
+  const double h = m.hidden, tp = sh.p.tp, tok = sh.tok_mb;
+  const double up = sh.ffn_gemms - 1;  // gate + up, or up
   LayerWork w;
-  const double attn_proj = 2 * (h * (sh.q + sh.kv) + sh.q * h) / tp;
-  double mlp = 0;
+  // QKV (h -> q+kv) and the output projection (q -> h), split over TP.
+  const double narrow = narrow_cost(h);
+  // QKV and output projections (GQA, or MLA's low-rank down/up projections).
+  w.dense_flops = 2 * memory::attention_params(m) / tp * narrow;
+  auto mlp = [&](double ffn, double split) { return 2 * h * ffn * (up + 1) / split * narrow; };
   if (moe_layer) {
+    // With SP each TP rank routes its own 1/tp of the tokens; ETP ranks
+    // gather theirs and each computes 1/etp of every expert, so a GPU does
+    // 1/tp of the micro-batch's expert work either way.
     const double etp = std::max(1, sh.p.etp);
-    const double expert = 2 * h * m.moe_ffn * sh.ffn_gemms / etp;
-    w.expert_flops = expert * m.top_k;
-    mlp = w.expert_flops + 2 * h * m.moe_ffn * sh.ffn_gemms * m.shared_experts / tp;
-    // Tokens each local expert sees per micro-batch with balanced routing.
-    const double tokens_per_expert = sh.tok_mb * m.top_k * sh.p.ep / std::max(1, m.experts);
+    // Token copies each local expert sees per micro-batch with balanced routing.
+    const double tokens_per_expert = tok * etp / tp * m.top_k * sh.p.ep / std::max(1, m.experts);
+    w.expert_flops = mlp(m.moe_ffn, etp) * m.top_k * etp / tp;
+    if (m.shared_experts > 0) w.dense_flops += mlp(static_cast<double>(m.moe_ffn) * m.shared_experts, tp);
     w.expert_gemm_gflop = 2 * tokens_per_expert * h * m.moe_ffn / etp / 1e9;
   } else {
-    mlp = 2 * h * m.ffn * sh.ffn_gemms / tp;
+    w.dense_flops += mlp(m.ffn, tp);
   }
-  w.linear_flops = attn_proj + mlp;
-  w.attention_flops = 2 * sh.s * sh.q / tp;  // QK^T and AV, causal half of 2*2*s*q
-  w.dense_gemm_gflop = 2 * sh.tok_mb * h * std::max<double>(m.ffn, sh.q) / tp / 1e9;
+  w.attention_flops = sh.s * sh.qk_av / tp;  // QK^T and AV, causal half of 2*s*(qk + v) per head
+  w.dense_gemm_gflop = 2 * tok * h * std::max<double>(m.ffn, sh.q) / tp / 1e9;
   return w;
 }
 
-double gemm_tflops(const Shape& sh, double gflop, const Perturbation& pert, double inner_dim = 0) {
+double gemm_tflops(const Shape& sh, double gflop, const Perturbation& pert) {
   double peak = sh.g.mamf_bf16;
-  if (sh.k.fp8 && sh.g.mamf_fp8 > 0) peak *= 1 + kFp8GainShare * (sh.g.mamf_fp8 / sh.g.mamf_bf16 - 1);
-  const double narrow = inner_dim > 0 ? inner_dim / (inner_dim + kHalfEfficiencyDim) : 1.0;
-  return peak * kTrainingGemmFactor * narrow * gemm_efficiency(gflop) * pert.gemm;
+  if (sh.k.fp8 && sh.g.mamf_fp8 > 0)
+    peak *= 1 + (sh.k.mxfp8 ? kMxfp8GainShare : kFp8GainShare) * pert.fp8 * (sh.g.mamf_fp8 / sh.g.mamf_bf16 - 1);
+  // The size curve was measured on H100: a faster GPU needs proportionally
+  // more work per GEMM to hide the same launch and tail overheads.
+  const double relative_size = gflop * kReferenceMamf / peak;
+  return peak * kTrainingGemmFactor * gemm_efficiency(relative_size) * sh.gemm_factor;
+}
+
+double attention_tflops(const Shape& sh, const Perturbation& pert) {
+  const double kernel = sh.k.sdpa_attention ? kSdpaAttentionEfficiency : kAttentionEfficiency;
+  const double ring = sh.p.cp > 1 ? kCpAttentionEfficiency : 1.0;
+  return sh.g.bf16_tflops * kernel * ring * pert.attention;
 }
 
 // Seconds of one transformer layer, one micro-batch, forward + backward.
@@ -97,25 +139,32 @@ struct LayerTime {
 
 LayerTime layer_time(const Shape& sh, bool moe_layer, double recompute_share, const Perturbation& pert) {
   const LayerWork w = layer_work(sh, moe_layer);
-  const double dense_flops = (w.linear_flops - w.expert_flops) * sh.tok_mb;
+  const double dense_flops = w.dense_flops * sh.tok_mb;
   const double expert_flops = w.expert_flops * sh.tok_mb;
   const double attn_flops = w.attention_flops * sh.tok_mb;
-  const double inner = static_cast<double>(sh.m.hidden);
   const double fwd_gemm =
-      dense_flops / (gemm_tflops(sh, w.dense_gemm_gflop, pert, inner) * 1e12) +
-      (expert_flops > 0
-           ? expert_flops / (gemm_tflops(sh, w.expert_gemm_gflop, pert, inner) * kExpertGemmFactor * 1e12)
-           : 0);
-  const double fwd_attn = attn_flops / (sh.g.bf16_tflops * kAttentionEfficiency * pert.attention * 1e12);
+      dense_flops / (gemm_tflops(sh, w.dense_gemm_gflop, pert) * 1e12) +
+      (expert_flops > 0 ? expert_flops / (gemm_tflops(sh, w.expert_gemm_gflop, pert) * kExpertGemmFactor * 1e12)
+                        : 0);
+  const double fwd_attn = attn_flops / (attention_tflops(sh, pert) * 1e12);
   LayerTime t;
   t.compute = 3 * (fwd_gemm + fwd_attn);  // backward is twice the forward
   t.recompute = recompute_share * (fwd_gemm + fwd_attn);
-  if (sh.k.recompute_granularity == "selective") t.recompute += fwd_attn;  // core attention again
+  // Megatron's selective recompute re-runs core attention, which the fused
+  // flash kernels make free in practice (Bridge's Llama 3 70B SFT: 1638
+  // tokens/s with core_attn recompute, 1625 without); torchtitan's per-op
+  // policy recomputes every other matmul.
+  if (sh.k.recompute_granularity == "selective") {
+    if (sh.k.per_op_selective) t.recompute += 0.5 * fwd_gemm;
+    else if (!sh.k.flash_attention) t.recompute += fwd_attn;
+  }
+  t.recompute *= pert.recompute;
   const double tokens = sh.tok_mb / (sh.k.sequence_parallel ? sh.p.tp : 1);
   const double ffn = moe_layer ? static_cast<double>(sh.m.moe_ffn) * sh.m.top_k : sh.m.ffn;
   double bytes = (kElementwiseBytesPerH * sh.m.hidden + kElementwiseBytesPerFfn * ffn / sh.p.tp) * tokens;
   if (moe_layer) bytes += kPermuteBytesPerH * sh.m.hidden * sh.m.top_k * sh.tok_mb;
   if (sh.k.fp8) bytes *= 1.3;  // quantise / transpose casts around every GEMM
+  if (!sh.k.compiled) bytes *= kEagerTrafficFactor;
   t.memory_bound = bytes / (sh.g.hbm_tbps * 1e12);
   return t;
 }
@@ -132,7 +181,9 @@ double network_share(const Shape& sh, int per_node) {
   return std::clamp(per_node / full, 1.0 / full, 1.0);
 }
 
-double tp_comm(const Shape& sh, const Perturbation& pert) {
+// gemm_s: the layer's GEMM time (forward + backward), which the overlapped
+// collectives run under.
+double tp_comm(const Shape& sh, double gemm_s, const Perturbation& pert) {
   if (sh.p.tp <= 1) return 0;
   const double bytes = sh.tok_mb * sh.m.hidden * kBf16Bytes;
   const bool cross = crosses_nodes(sh, 1, sh.p.tp);
@@ -142,8 +193,13 @@ double tp_comm(const Shape& sh, const Perturbation& pert) {
   const double per = sh.k.sequence_parallel
                          ? 8 * collective_seconds(sh.g, Collective::AllGather, bytes, sh.p.tp, cross)
                          : 4 * collective_seconds(sh.g, Collective::AllReduce, bytes, sh.p.tp, cross);
-  const double exposed = sh.k.tp_comm_overlap ? 0.35 : 1.0;
-  return per / link * exposed;
+  const double t = per / link;
+  if (!sh.k.tp_comm_overlap) return t;
+  // Userbuffers / async TP hide up to two thirds (one chunk stays exposed),
+  // and no more than a share of the GEMMs they split: at high TP the GEMMs
+  // shrink while the collectives do not.
+  const double hidden = std::min(0.65 * t, kTpOverlapGemmShare * gemm_s) * pert.tp_comm_overlap;
+  return std::max(0.0, t - hidden);
 }
 
 double cp_comm(const Shape& sh, double attn_time, const Perturbation& pert) {
@@ -156,14 +212,43 @@ double cp_comm(const Shape& sh, double attn_time, const Perturbation& pert) {
   return std::max(0.0, t - attn_time * 0.8);  // overlapped with the attention blocks
 }
 
+// Expected number of distinct nodes, other than its own, that a token's
+// top-k experts live on when the EP group spans `nodes` nodes (uniform routing).
+double remote_nodes_per_token(double nodes, double top_k) {
+  if (nodes <= 1) return 0;
+  return nodes * (1 - std::pow(1 - 1 / nodes, top_k)) * (nodes - 1) / nodes;
+}
+
+// Dispatch and combine, forward and backward. Inside a node the all-to-all
+// runs over NVLink; across nodes only the copies bound for other nodes use
+// the network, and DeepEP sends a token once per remote node (forwarding to
+// its experts there over NVLink) instead of once per expert.
 double ep_comm(const Shape& sh, const Perturbation& pert) {
   if (!sh.m.is_moe() || sh.p.ep <= 1) return 0;
-  double bytes = sh.tok_mb * sh.m.top_k * sh.m.hidden * kBf16Bytes / (sh.k.sequence_parallel ? sh.p.tp : 1);
-  if (sh.k.fp8) bytes *= 0.75;  // FP8 dispatch, BF16 combine
-  const bool cross = crosses_nodes(sh, sh.p.tp * sh.p.cp, sh.p.ep);
-  double t = 4 * collective_seconds(sh.g, Collective::AllToAll, bytes, sh.p.ep, cross);
-  t /= (cross ? pert.network : pert.nvlink) * pert.alltoall;
-  return sh.k.moe_dispatcher == "deepep" ? t * 0.7 : t;
+  const double tokens = sh.tok_mb / (sh.k.sequence_parallel ? sh.p.tp : 1);
+  const double token_bytes = sh.m.hidden * kBf16Bytes * (sh.k.fp8 ? 0.75 : 1.0);  // FP8 dispatch, BF16 combine
+  const double k = sh.m.top_k;
+  const bool deepep = sh.k.moe_dispatcher == "deepep";
+  const int inner = std::max(1, sh.p.etp);  // EP ranks are adjacent (Megatron orders expert ranks etp-ep-dp)
+  const double span = static_cast<double>(inner) * sh.p.ep;
+  const double per_node = std::min<double>(sh.p.ep, std::max(1.0, sh.g.gpus_per_node / double(inner)));
+  const double nodes = span > sh.g.nvlink_domain ? std::ceil(sh.p.ep / per_node) : 1;
+  // collective_seconds moves (n-1)/n of its message: pass the message whose
+  // moved part is what goes over each link.
+  const double local_bytes = tokens * k * token_bytes * (per_node - 1) / sh.p.ep;
+  double t = per_node > 1 ? collective_seconds(sh.g, Collective::AllToAll, local_bytes * per_node / (per_node - 1),
+                                               static_cast<int>(per_node), false) /
+                                pert.nvlink
+                          : 0;
+  if (nodes > 1) {
+    const double remote_copies = deepep ? remote_nodes_per_token(nodes, k) : k * (nodes - 1) / nodes;
+    const double bytes = tokens * remote_copies * token_bytes;
+    const double net =
+        collective_seconds(sh.g, Collective::AllToAll, bytes * sh.p.ep / (sh.p.ep - 1), sh.p.ep, true) / pert.network;
+    t = std::max(t, net);  // NVLink and network phases run concurrently
+  }
+  t = 4 * t / pert.alltoall;
+  return deepep ? t * std::max(0.1, 1 - 0.15 * pert.deepep) : t;
 }
 
 double dp_comm(const Shape& sh, double backward_s, double forward_s, const Perturbation& pert) {
@@ -182,8 +267,9 @@ double dp_comm(const Shape& sh, double backward_s, double forward_s, const Pertu
   if (sh.k.zero_stage >= 3) ag *= 2;  // FSDP gathers again for the backward
   // Overlapped buckets hide behind the backward (reduce) and forward (gather)
   // of the last micro-batch, except the last bucket.
-  rs = sh.k.overlap_grad_reduce ? std::max(rs * 0.1, rs - 0.8 * backward_s) : rs;
-  ag = sh.k.overlap_param_gather ? std::max(ag * 0.1, ag - 0.8 * forward_s) : ag;
+  const double hide = std::min(0.95, 0.8 * pert.dp_overlap);
+  rs = sh.k.overlap_grad_reduce ? std::max(rs * 0.1, rs - hide * backward_s) : rs;
+  ag = sh.k.overlap_param_gather ? std::max(ag * 0.1, ag - hide * forward_s) : ag;
   return rs + ag;
 }
 
@@ -222,7 +308,7 @@ std::string layout_error(const Workload& w) {
 
 }  // namespace
 
-Prediction predict(const Workload& w, const Perturbation& pert) {
+Prediction predict(const Workload& w, const Perturbation& pert, Detail detail) {
   Prediction out;
   const GpuSystem* g = find_gpu_system(w.plan.gpu);
   if (!g) {
@@ -246,6 +332,8 @@ Prediction predict(const Workload& w, const Perturbation& pert) {
   sh.q = m.heads * m.attention_head_dim();
   sh.kv = 2.0 * (m.kv_heads > 0 ? m.kv_heads : m.heads) * m.attention_head_dim();
   sh.ffn_gemms = m.mlp_matrices();
+  sh.qk_av = m.is_mla() ? m.heads * double(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) : 2 * sh.q;
+  sh.gemm_factor = pert.gemm_for(g->id);
   sh.params = std::max(memory::gpu_params(m, p, true, p.pp == 1).total(), memory::gpu_params(m, p, p.pp == 1, true).total());
 
   // Busiest stage: its layers (MoE share as in the model) and, at the end,
@@ -262,15 +350,15 @@ Prediction predict(const Workload& w, const Perturbation& pert) {
   const double logits_flops = 6.0 * m.hidden * m.vocab / p.tp * sh.tok_mb;
   const double logits_s = logits_flops / (gemm_tflops(sh, 2 * sh.tok_mb * m.hidden * m.vocab / p.tp / 1e9, pert) * 1e12) +
                           kLogitBytesPerVocab * m.vocab / p.tp * sh.tok_mb / (g->hbm_tbps * 1e12);
-  const double attn_s = sh.layers_stage * 3 * (2 * sh.s * sh.q / p.tp * sh.tok_mb) /
-                        (g->bf16_tflops * kAttentionEfficiency * pert.attention * 1e12);
+  const double attn_s = sh.layers_stage * 3 * (sh.s * sh.qk_av / p.tp * sh.tok_mb) / (attention_tflops(sh, pert) * 1e12);
 
   StepBreakdown& b = out.breakdown;
   const double per_mb_compute = mix(dense.compute, moe.compute) + logits_s;
   const double per_mb_recompute = mix(dense.recompute, moe.recompute);
   const double per_mb_memory = mix(dense.memory_bound, moe.memory_bound) +
-                               (w.knobs.cuda_graphs ? 0 : sh.layers_stage * kLaunchPerLayerS);
-  const double per_mb_tp = sh.layers_stage * tp_comm(sh, pert);
+                               sh.layers_stage * kLaunchPerLayerS *
+                                   (w.knobs.cuda_graphs ? std::max(0.0, 1 - pert.cuda_graphs) : 1.0);
+  const double per_mb_tp = sh.layers_stage * tp_comm(sh, dense.compute, pert);
   const double per_mb_cp = cp_comm(sh, attn_s, pert);
   const double per_mb_ep = moe_share * sh.layers_stage * ep_comm(sh, pert);
   const double per_mb = per_mb_compute + per_mb_recompute + per_mb_memory + per_mb_tp + per_mb_cp + per_mb_ep;
@@ -300,12 +388,12 @@ Prediction predict(const Workload& w, const Perturbation& pert) {
                        diagnose::flops_per_token(m, p.seq_len, diagnose::FlopsConvention::CausalHalved) / 1e12;
   out.mfu = out.tflops_per_gpu / g->bf16_tflops;
 
-  out.memory = estimate_memory(w, g->hbm_gib);
+  out.memory = estimate_memory(w, g->hbm_gib, detail == Detail::Full);
   out.memory.total_gib *= pert.memory;
   if (out.memory.total_gib > g->hbm_gib) {
     out.failure = "oom";
-    out.error = "CUDA out of memory: needs " + std::to_string(out.memory.total_gib) + " GiB of " +
-                std::to_string(g->hbm_gib) + " GiB";
+    if (detail == Detail::Full)
+      out.error = fmt::format("CUDA out of memory: needs {:.1f} GiB of {:.1f} GiB", out.memory.total_gib, g->hbm_gib);
     return out;
   }
   out.ok = true;

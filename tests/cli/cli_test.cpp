@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,11 @@ class CliTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  std::string write_perturbation(const std::string& text) {
+    const fs::path p = dir_ / "perturbation.yaml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
   fs::path dir_;
 };
 
@@ -312,6 +318,56 @@ TEST_F(CliTest, SimPredictRunAndCalibrate) {
   EXPECT_EQ(cj["supported"], 2);
   EXPECT_EQ(cj["excluded"], 1);
   EXPECT_GT(cj["median_abs_error"].get<double>(), 0);
+}
+
+std::string scenario(const std::string& name) {
+  return std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenarios/" + name + "/scenario.yaml";
+}
+
+TEST_F(CliTest, SimOptimumOnAScenario) {
+  auto o = run("sim optimum " + scenario("llama3-8b-h100-script-on-b200") + " --json");
+  ASSERT_EQ(o.status, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out);
+  EXPECT_GT(j["searched"].get<long long>(), 0);
+  EXPECT_GE(j["best"]["tokens_per_s_per_gpu"].get<double>(), j["baseline"]["tokens_per_s_per_gpu"].get<double>());
+  EXPECT_TRUE(j["best"]["edits"].is_array());
+  EXPECT_TRUE(j["best"]["prediction"]["ok"].get<bool>());
+
+  // The scenario's hidden truth is applied: the nominal cluster predicts more.
+  auto a = run("sim predict " + scenario("llama3-8b-h100-script-on-b200") + " --json");
+  auto b = run("sim predict " + scenario("llama3-8b-h100-script-on-b200") + " --sim-perturb " +
+               write_perturbation("# nominal\n") + " --json");
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_LT(nlohmann::json::parse(a.out)["tokens_per_s_per_gpu"].get<double>(),
+            nlohmann::json::parse(b.out)["tokens_per_s_per_gpu"].get<double>());
+
+  auto e = run("sim predict " + scenario("llama3-8b-h100-script-on-b200") + " --sim-perturb " +
+               write_perturbation("gemm: 0.9\nnetwrok: 0.5\n"));
+  EXPECT_EQ(e.status, 2);
+  EXPECT_NE(e.out.find("perturbation.yaml:2"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("netwrok"), std::string::npos) << e.out;
+}
+
+TEST_F(CliTest, SimJobTakesTheScaledDurationAndFailsLikeTheRun) {
+  const auto start = std::chrono::steady_clock::now();
+  fs::path log = dir_ / "job.log";
+  auto j = run("sim job " + example("megatron_llama3_8b.sh") + " --gpu h100 --steps 3 --time-scale 1000 --log " +
+               log.string());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(j.status, 0) << j.out;
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("iteration        3/       3"), std::string::npos) << text;
+  // 60 s of start-up and a slow first step, at 1000x: at least 0.06 s, well under the unscaled minutes.
+  EXPECT_GT(took, 0.06);
+  EXPECT_LT(took, 30);
+
+  // A run that would OOM prints the OOM and exits 1.
+  auto oom = run("sim job " + example("megatron_llama3_8b.sh") +
+                 " --gpu h100 --steps 3 --time-scale 1000 --sim-perturb " + write_perturbation("memory: 10\n"));
+  EXPECT_EQ(oom.status, 1);
+  EXPECT_NE(oom.out.find("CUDA out of memory"), std::string::npos) << oom.out;
 }
 
 }  // namespace

@@ -323,7 +323,7 @@ TEST(NemoParser, ProgressPrinterAndDeltaTiming) {
   ParseSink sink = run("nemo", kNemo2);
   ASSERT_EQ(sink.samples.size(), 3u);
   const StepSample& s = sink.samples[0];
-  EXPECT_EQ(s.step, 119);
+  EXPECT_EQ(s.step, 120);  // "iteration 119/999" is the 120th step, printed 0-based
   EXPECT_NEAR(*s.step_time_s, 0.03146, kEps);
   EXPECT_NEAR(*s.loss, 1.233, kEps);
   EXPECT_FLOAT_EQ(*s.lr, 3e-5);
@@ -334,6 +334,21 @@ TEST(NemoParser, ProgressPrinterAndDeltaTiming) {
   EXPECT_EQ(sink.samples[2].step, 131);
   EXPECT_NEAR(*sink.samples[2].step_time_s, 0.345, kEps);
   EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);  // one validation run
+}
+
+// ProgressPrinter prints "iteration {n-1}/{total-1}" after the n-th step (logs.md §3).
+TEST(NemoParser, ProgressPrinterIterationsAreReportedOneBased) {
+  ParseSink sink = run("nemo",
+                       "Training epoch 0, iteration 0/2 | lr: 3e-05 | consumed_samples: 8 | global_batch_size: 8 | "
+                       "global_step: 0 | reduced_train_loss: 2.5 | train_step_timing in s: 9.5\n"
+                       "Training epoch 0, iteration 1/2 | lr: 3e-05 | consumed_samples: 16 | global_batch_size: 8 | "
+                       "global_step: 1 | reduced_train_loss: 2.4 | train_step_timing in s: 1.5\n"
+                       "Training epoch 0, iteration 2/2 | lr: 3e-05 | consumed_samples: 24 | global_batch_size: 8 | "
+                       "global_step: 2 | reduced_train_loss: 2.3 | train_step_timing in s: 1.5\n");
+  ASSERT_EQ(sink.samples.size(), 3u);
+  EXPECT_EQ(sink.samples[0].step, 1);
+  EXPECT_EQ(sink.samples[2].step, 3);  // the last of 3 steps
+  EXPECT_EQ(sink.samples[2].steps_in_interval, 1);
 }
 
 const char* kNemo1 =
@@ -384,7 +399,7 @@ TEST(AutomodelParser, StepLines) {
   EXPECT_FLOAT_EQ(*s.lr, 1e-5);
   EXPECT_FLOAT_EQ(*s.mem_max_allocated_gib, 45.67);
   EXPECT_FLOAT_EQ(*s.tokens_per_s, 123456.78);
-  EXPECT_FALSE(s.tokens_per_s_per_gpu.has_value());  // "/gpu" is per replica
+  EXPECT_FLOAT_EQ(*s.tokens_per_s_per_gpu, 15432.10);  // "/gpu", per DP·CP replica: the diagnosis prefers tps / world
   EXPECT_TRUE(sink.samples[1].loss_is_nan);
   EXPECT_NEAR(*sink.peak_mem_allocated_gib, 47.0, kEps);
   EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
@@ -461,6 +476,46 @@ TEST(DeepspeedParser, ProgressThroughputAndMemory) {
   EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
 }
 
+// Megatron-DeepSpeed: the engine prints its progress and throughput lines every
+// steps_per_print steps just before the iteration line of the same step.
+std::string megatron_deepspeed_iteration(long it) {
+  return " iteration " + std::to_string(it) +
+         "/     100 | consumed samples:        12800 | consumed tokens:     26214400 | "
+         "elapsed time per iteration (ms): 3000.0 | learning rate: 1.000E-04 | global batch size:    64 | "
+         "lm loss: 5.000000E+00 | loss scale: 1.0 | actual seqlen:  2048 | number of skipped iterations:   "
+         "0 | number of nan iterations:   0 | samples per second: 21.333 | tokens per gpu per second "
+         "(tgs): 2730.667 | TFLOPs: 150.25 |\n";
+}
+
+std::string deepspeed_engine(long step) {
+  const std::string n = std::to_string(step);
+  return "[2025-01-01 00:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=" + n +
+         ", skipped=0, lr=[0.0001, 0.0001], mom=[(0.9, 0.95), (0.9, 0.95)]\n"
+         "[2025-01-01 00:00:00,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=" + n + "/global_step=" + n +
+         ", RunningAvgSamplesPerSec=21.0, CurrSamplesPerSec=21.5, MemAllocated=3.45GB, MaxMemAllocated=5.67GB\n";
+}
+
+TEST(DeepspeedParser, EngineLinesMergeIntoMegatronDeepspeedIterations) {
+  std::string log;
+  for (long it = 1; it <= 20; ++it) {
+    if (it % 10 == 0 && it != 20) log += deepspeed_engine(it);  // before the iteration line, as printed
+    log += megatron_deepspeed_iteration(it);
+    if (it == 20) log += deepspeed_engine(it);  // the other order merges too
+  }
+  ParseSink sink = run("deepspeed", log);
+  ASSERT_EQ(sink.samples.size(), 20u);  // one sample per iteration, no extra engine samples
+  for (std::size_t i = 0; i < sink.samples.size(); ++i) EXPECT_EQ(sink.samples[i].step, static_cast<long>(i) + 1);
+  for (std::size_t i : {9u, 19u}) {
+    const StepSample& s = sink.samples[i];
+    EXPECT_NEAR(*s.step_time_s, 3.0, kEps);
+    EXPECT_FLOAT_EQ(*s.samples_per_s, 21.333);  // the iteration line's own figure stays
+    EXPECT_FLOAT_EQ(*s.mem_allocated_gib, 3.45);  // the engine's, merged in
+    EXPECT_FLOAT_EQ(*s.mem_max_allocated_gib, 5.67);
+    EXPECT_EQ(*s.skipped_iterations, 0);
+  }
+  EXPECT_FALSE(sink.samples[10].mem_allocated_gib.has_value());
+}
+
 // ---------------------------------------------------------------- hf
 const char* kHf =
     "  5%|▌         | 50/1000 [00:30<09:30,  1.67it/s]\n"
@@ -497,8 +552,8 @@ TEST(HfParser, DictsBarSummaryAndDisturbances) {
   EXPECT_FLOAT_EQ(*ax.mem_reserved_gib, 35.2);
   EXPECT_FLOAT_EQ(*ax.tokens_per_s_per_gpu, 2500.5);
   const StepSample& sum = sink.samples[3];
-  EXPECT_NEAR(*sum.step_time_s, 1.0 / 0.81, kEps);
-  EXPECT_EQ(sum.steps_in_interval, 1000);  // 1234.5678 s * 0.81 steps/s
+  EXPECT_NEAR(*sum.step_time_s, 1234.5678 / 1000, kEps);  // runtime over the bar's total, not 1 / 0.81
+  EXPECT_EQ(sum.steps_in_interval, 1000);
   EXPECT_FLOAT_EQ(*sum.samples_per_s, 51.84);
   EXPECT_FLOAT_EQ(*sum.tokens_per_s_per_gpu, 4321.0);
   EXPECT_NEAR(*sum.loss, 1.4, kEps);
@@ -518,6 +573,23 @@ TEST(HfParser, TrainMetricsBlockWithoutDict) {
   EXPECT_EQ(sink.samples[0].steps_in_interval, 300);  // 600 s * 0.5 steps/s
   EXPECT_NEAR(*sink.samples[0].step_time_s, 2.0, kEps);
   EXPECT_FLOAT_EQ(*sink.samples[0].samples_per_s, 12.345);
+}
+
+// train_steps_per_second is rounded to 3 decimals: a slow run's rounds to 0.0,
+// and the step time comes from train_runtime over the training bar's total.
+TEST(HfParser, SummaryStepTimeIsRuntimeOverSteps) {
+  ParseSink sink = run("hf",
+                       " 86%|████████▌ | 6/7 [4:45:00<47:30, 2850.00s/it]\n"
+                       "{'loss': 1.25, 'grad_norm': 0.5, 'learning_rate': 1e-05, 'epoch': 0.86}\n"
+                       "100%|██████████| 7/7 [5:33:20<00:00, 2860.00s/it]\n"
+                       "{'loss': 1.2, 'grad_norm': 0.5, 'learning_rate': 1e-05, 'epoch': 1.0}\n"
+                       "{'train_runtime': 20000.0, 'train_samples_per_second': 0.022, 'train_steps_per_second': 0.0, "
+                       "'train_loss': 1.3, 'epoch': 1.0}\n");
+  ASSERT_EQ(sink.samples.size(), 3u);
+  const StepSample& sum = sink.samples[2];
+  EXPECT_EQ(sum.steps_in_interval, 7);
+  ASSERT_TRUE(sum.step_time_s.has_value());
+  EXPECT_NEAR(*sum.step_time_s, 20000.0 / 7, 1e-9);
 }
 
 // ---------------------------------------------------------------- epochs

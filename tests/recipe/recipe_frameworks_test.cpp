@@ -291,6 +291,47 @@ TEST(BridgeRecipe, EnvLeverGoesToEnvVars) {
   ASSERT_TRUE(r.document().find("env_vars.NCCL_NVLS_ENABLE"));
 }
 
+// Bridge and HyperPod NeMo-1 pad the vocabulary like Megatron-LM: a TP change
+// scales model.make_vocab_size_divisible_by so divisor x TP stays the same.
+TEST(BridgeRecipe, TpChangeScalesTheVocabDivisor) {
+  std::string text = std::string(kBridge) + "tokenizer:\n  vocab_size: 128256\n";
+  text.replace(text.find("tensor_model_parallel_size: 2"), 29, "tensor_model_parallel_size: 4");
+  Recipe r = Recipe::from_text("b.yaml", text, nodes(2));
+  EditResult e = r.set("tp", "1");
+  ASSERT_EQ(e.follow_ups.size(), 1u);
+  EXPECT_EQ(e.follow_ups[0].key, "model.make_vocab_size_divisible_by");
+  EXPECT_EQ(e.follow_ups[0].new_value->text, "512");
+  EXPECT_NE(e.follow_ups[0].why.find("128512"), std::string::npos);
+}
+
+TEST(HyperPodRecipe, Nemo1TpChangeScalesTheVocabDivisor) {
+  const char* nemo1 = R"(trainer:
+  num_nodes: 2
+  devices: 8
+  precision: bf16
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 2
+  pipeline_model_parallel_size: 1
+  encoder_seq_length: 8192
+  num_layers: 32
+  num_attention_heads: 32
+  make_vocab_size_divisible_by: 128
+)";
+  RecipeOptions o;
+  o.model = "llama3-8b";
+  Recipe r = Recipe::from_text("megatron_llama.yaml", nemo1, o);
+  EditResult e = r.set("tp", "8");  // 128256 would pad to 129024 at 128 x 8
+  ASSERT_EQ(e.follow_ups.size(), 1u);
+  EXPECT_EQ(e.follow_ups[0].key, "model.make_vocab_size_divisible_by");
+  EXPECT_EQ(e.follow_ups[0].old_value->text, "128");
+  EXPECT_EQ(e.follow_ups[0].new_value->text, "32");
+  // Without the vocabulary size nothing follows.
+  Recipe bare = Recipe::from_text("megatron_llama.yaml", nemo1);
+  EXPECT_TRUE(bare.set("tp", "8").follow_ups.empty());
+}
+
 TEST(RecipeDetection, NotARecipeIsAnError) {
   EXPECT_THROW(Recipe::from_text("cluster.yaml", "exclusive: True\nmem: 0\n"), InputError);
   EXPECT_THROW(Recipe::from_text("x.yaml", kBridge, [] { RecipeOptions o; o.framework = "caffe"; return o; }()),

@@ -206,5 +206,59 @@ TEST(MegatronRecipe, AssumedWorldIsSmallestValid) {
   EXPECT_EQ(e.after.dp, 1);
 }
 
+// Llama 3's 128256 tokens padded to a multiple of make_vocab_size_divisible_by x TP:
+// 128512 at TP 4 / 128, 128256 at TP 1 or 2 / 128.
+std::string vocab_script(const std::string& tp, const std::string& divisor_flag) {
+  std::string text = replaced(kScript, "TP=2", "TP=" + tp);
+  return replaced(text, "    --seq-length 4096\n", "    --seq-length 4096\n    --vocab-size 128256\n" + divisor_flag);
+}
+
+TEST(MegatronRecipe, TpChangeScalesTheVocabDivisorToKeepThePaddedVocabulary) {
+  Recipe r = load(vocab_script("4", ""));
+  EditResult e = r.set("tp", "1");
+  ASSERT_EQ(e.follow_ups.size(), 1u);
+  const Change& c = e.follow_ups[0];
+  EXPECT_EQ(c.key, "--make-vocab-size-divisible-by");
+  EXPECT_FALSE(c.old_value.has_value());
+  EXPECT_EQ(c.new_value->text, "512");
+  EXPECT_NE(c.why.find("keeps the padded vocabulary 128512"), std::string::npos) << c.why;
+  EXPECT_NE(c.why.find("make_vocab_size_divisible_by x TP"), std::string::npos) << c.why;
+  EXPECT_EQ(r.find_named("make_vocab_size_divisible_by")->value.text, "512");
+  EXPECT_EQ(e.after.tp, 1);
+  EXPECT_EQ(e.after.gbs, 256);
+}
+
+TEST(MegatronRecipe, TpChangeEditsAnExistingVocabDivisorInPlace) {
+  Recipe r = load(vocab_script("4", "    --make-vocab-size-divisible-by 128\n"));
+  std::string before = r.document().text();
+  EditResult e = r.set("tp", "2");
+  ASSERT_EQ(e.follow_ups.size(), 1u);
+  EXPECT_EQ(e.follow_ups[0].old_value->text, "128");
+  EXPECT_EQ(e.follow_ups[0].new_value->text, "256");
+  EXPECT_EQ(changed_lines(before, r.document().text()),
+            (std::vector<std::string>{"TP=2", "    --make-vocab-size-divisible-by 256"}));
+}
+
+TEST(MegatronRecipe, VocabDivisorIsLeftWhenThePaddingIsKeptOrUnknownOrFractional) {
+  // TP 2 -> 1 keeps 128256 with the default divisor: nothing to follow.
+  Recipe same = load(vocab_script("2", ""));
+  EXPECT_TRUE(same.set("tp", "1").follow_ups.empty());
+  // No vocabulary size (no --vocab-size, no model): no follow-up.
+  Recipe unknown = load(replaced(kScript, "TP=2", "TP=4"));
+  EXPECT_TRUE(unknown.set("tp", "1").follow_ups.empty());
+  // 100 x 1 / 8 is not a whole number: the divisor stays (the gate refuses the edit).
+  Recipe fractional = load(vocab_script("1", "    --make-vocab-size-divisible-by 100\n"));
+  EditResult e = fractional.set("tp", "8");
+  EXPECT_TRUE(e.follow_ups.empty());
+  EXPECT_EQ(fractional.find_named("make_vocab_size_divisible_by")->value.text, "100");
+  // The model preset supplies the vocabulary when the script does not state it.
+  RecipeOptions o;
+  o.model = "llama3-8b";
+  Recipe preset = load(replaced(kScript, "TP=2", "TP=4"), o);
+  EditResult p = preset.set("tp", "8");
+  ASSERT_EQ(p.follow_ups.size(), 1u);
+  EXPECT_EQ(p.follow_ups[0].new_value->text, "64");
+}
+
 }  // namespace
 }  // namespace attune::recipe

@@ -46,6 +46,7 @@ class CorrectnessGate {
   ApprovedRecipe approve(const recipe::Recipe& original, const recipe::Recipe& candidate) const;
 
   const GateRuleSet& rules() const { return rules_; }
+  const GateOptions& options() const { return options_; }
 
  private:
   GateOptions options_;

@@ -35,7 +35,10 @@ struct Layout {
   int dp_shard = 0;          // 0 = not stated; torchtitan: -1 = auto
   int dp_replicate = 1;
   int dp_explicit = 0;       // AutoModel dp_size when set
-  int mbs = 1;
+  int mbs = 1;               // micro batch: what one forward/backward pass takes per GPU
+  int local_batch = 0;       // samples per DP rank per pass of the step when it differs from mbs
+                             // (torchtitan/AutoModel with PP: local_batch_size, split into
+                             // micro-batches of the pipeline micro-batch size); 0 = mbs
   std::optional<long long> gbs;  // explicit global batch (torchtitan: -1 counts as absent)
   std::optional<long long> grad_accum;
   long long seq_len = 0;
@@ -57,6 +60,10 @@ class Adapter {
   virtual std::string catalog_key(const Recipe& recipe, const std::string& doc_path) const;
 
   virtual Layout read_layout(const Recipe& recipe) const;
+  // The catalog lever that a canonical lever name edits in this recipe; the
+  // name itself except where the recipe moves the quantity elsewhere
+  // (torchtitan/AutoModel with pp > 1: `mbs` is `pp_microbatch`).
+  virtual std::string edit_lever(const Recipe& recipe, const std::string& name) const;
   virtual std::string recompute(const Recipe& recipe) const;
   virtual std::string precision(const Recipe& recipe) const = 0;
   // The plan with DP, GBS, GA and tokens derived from the world size: the
@@ -73,6 +80,10 @@ class Adapter {
  protected:
   virtual void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const;
   virtual void derive_dp(const Layout& layout, Plan& plan) const;
+  // Plan::dp_shard: the number of data-parallel ranks (CP excluded) that the
+  // parameters, gradients and optimizer state are sharded over (FSDP /
+  // ZeRO-3); 0 when parameters are not sharded. Called after derive_dp.
+  virtual int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const;
 
   Framework framework_;
 };

@@ -26,10 +26,11 @@ struct Plan {
   int ep = 1;
   int etp = 1;
   int dp = 1;                // data-parallel replicas (world / model-parallel size)
-  int dp_shard = 0;          // FSDP/ZeRO sharding group size (0 = not sharded / not stated)
-  int mbs = 1;               // micro batch per GPU
+  int dp_shard = 0;          // FSDP/ZeRO-3 sharding group: DP ranks (CP excluded) that parameters,
+                             // gradients and optimizer state are sharded over (0 = parameters not sharded)
+  int mbs = 1;               // micro batch per GPU (with torchtitan/AutoModel PP: the pipeline micro-batch)
   long long gbs = 0;         // global batch in samples per optimizer step
-  long long grad_accum = 1;  // micro-batches per step per DP rank
+  long long grad_accum = 1;  // micro-batches per step per DP rank (gbs = mbs * dp * grad_accum)
   long long seq_len = 0;
   long long tokens_per_step = 0;
   std::string gbs_rule;      // how the global batch is determined ("explicit", "implied: mbs*dp", ...)

@@ -61,8 +61,13 @@ class Recipe {
   // HyperPod LLMFT: the value a scale_config.<nodes> block sets for `doc_path`
   // at the recipe's node count, which overrides the base value.
   std::optional<Entry> elastic_override(const std::string& doc_path) const;
-  // Value of a canonical lever or plan key by name.
+  // Value of a canonical lever or plan key by name, as the file states it
+  // (nullopt when the file is silent).
   std::optional<Entry> find_named(const std::string& name) const;
+  // What the framework runs with: the file's value of lever `name`, else the
+  // catalog's default for it (the framework's own default, e.g. false for
+  // Megatron's --use-distributed-optimizer); nullopt when neither says.
+  std::optional<Value> value_or_default(const std::string& name) const;
   // The document key for a canonical name ("" when the catalog has none).
   std::string key_of(const std::string& name) const;
 

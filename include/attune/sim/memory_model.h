@@ -27,6 +27,7 @@ struct MemoryBreakdown {
 };
 
 // hbm_gib: usable capacity, for the notes only; OOM is decided by the caller.
-MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib);
+// with_notes = false skips the notes (searches).
+MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib, bool with_notes = true);
 
 }  // namespace attune::sim

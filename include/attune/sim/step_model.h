@@ -14,20 +14,10 @@
 
 #include "attune/sim/gpu_system.h"
 #include "attune/sim/memory_model.h"
+#include "attune/sim/perturbation.h"
 #include "attune/sim/workload.h"
 
 namespace attune::sim {
-
-// A scenario's hidden truth: multiplicative factors on parts of the model
-// (1 = as modelled). Policies never see them.
-struct Perturbation {
-  double gemm = 1;        // achievable GEMM throughput
-  double attention = 1;   // attention kernel throughput
-  double nvlink = 1;      // NVLink bandwidth
-  double network = 1;     // scale-out bandwidth
-  double alltoall = 1;    // all-to-all bandwidth on top of the link factors
-  double memory = 1;      // memory overhead (fragmentation, workspaces)
-};
 
 // Seconds per optimizer step, by where they go (exposed time only: what
 // overlap hides is not counted).
@@ -58,7 +48,11 @@ struct Prediction {
   double hbm_gib = 0;
 };
 
-Prediction predict(const Workload& w, const Perturbation& p = {});
+// How much a prediction explains: Full adds the memory model's notes and the
+// failure's message; Numbers is for searches that predict millions of layouts.
+enum class Detail { Full, Numbers };
+
+Prediction predict(const Workload& w, const Perturbation& p = {}, Detail detail = Detail::Full);
 nlohmann::json to_json(const Prediction& p);
 
 }  // namespace attune::sim

@@ -23,9 +23,13 @@ struct Knobs {
   bool overlap_param_gather = true;     // DP all-gather overlapped with forward
   bool tp_comm_overlap = false;         // TP collectives overlapped with GEMMs (userbuffers)
   bool flash_attention = true;          // no s^2 activations, fused attention kernel
+  bool sdpa_attention = false;          // PyTorch SDPA / FlashAttention-2 kernels (torchtitan, HF) rather than TE's cuDNN ones
+  bool per_op_selective = false;        // torchtitan's per-op SAC: every other matmul recomputed, attention kept
+  bool compiled = true;                 // elementwise work fused (torch.compile, TE kernels); false: eager PyTorch
   std::string recompute_granularity = "none";  // none | selective | full
   int recompute_num_layers = 0;         // full recompute: layers per stage recomputed (0 = all)
   bool fp8 = false;                     // FP8 GEMMs (Transformer Engine / torchao)
+  bool mxfp8 = false;                   // FP8 with 1x32 block scales (Blackwell): less end-to-end gain than per-tensor
   bool fp8_param_gather = false;        // no BF16 weight copy kept beside FP8
   double optimizer_cpu_offload = 0;     // fraction of optimizer state on the CPU
   bool cuda_graphs = false;

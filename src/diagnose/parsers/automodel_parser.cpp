@@ -36,9 +36,15 @@ void apply_field(std::string_view key, std::string_view val, StepSample& s, long
   } else if (key == "mem") {
     s.mem_max_allocated_gib = to_double(val);  // torch.cuda.max_memory_allocated, GiB
   } else if (key == "tps") {
-    // Tokens of the global step over its wall time. The "(x/gpu)" part is per
-    // DP·CP replica, per GPU only without TP/PP, so it is left out.
+    // Tokens of the global step over its wall time: the whole job's rate. The
+    // "(x/gpu)" part divides by DP·CP only, so it is per GPU only without
+    // TP/PP; the diagnosis replaces it by tps / world when the world is known.
     s.tokens_per_s = to_double(val);
+    std::size_t open = val.find('(');
+    if (open != npos && val.substr(open).find("/gpu)") != npos) {
+      auto per_replica = to_double(val.substr(open + 1));
+      if (per_replica && *per_replica > 0 && !is_nan_or_inf(*per_replica)) s.tokens_per_s_per_gpu = *per_replica;
+    }
   } else if (key == "time") {  // bi-encoder recipe prints step time instead of tps
     s.step_time_s = to_double(val);
   }

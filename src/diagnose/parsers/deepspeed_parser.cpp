@@ -88,15 +88,40 @@ class DeepspeedParser : public LogParser {
 
   void feed(const LogLine& line, ParseSink& sink) override {
     std::string_view t = line.text;
-    if (megatron_.feed(line, sink)) return;
-    if (feed_progress(line, sink) || feed_throughput(line, sink)) return;
+    const std::size_t before = sink.samples.size();
+    if (megatron_.feed(line, sink)) {
+      if (sink.samples.size() > before) {  // an iteration line
+        iteration_ = sink.samples.size() - 1;
+        merge_pending(sink);
+      }
+      return;
+    }
+    if (feed_progress(line, sink) || feed_throughput(line, sink)) {
+      merge_pending(sink);
+      return;
+    }
     if (feed_see_memory(t, sink)) return;
     feed_marker(line, sink);
   }
 
  private:
-  // The sample for `step`: the last one if this parser made it for the same step.
+  // Where the engine's lines for `step` go. On their own (DeepSpeed under HF
+  // or a plain script) they are the step samples: the last one if this
+  // parser made it for the same step, else a new one. Beside
+  // Megatron-DeepSpeed's iteration lines they are not steps of their own: the
+  // engine prints them every steps_per_print steps just before the iteration
+  // line of the same step, so they are held and merged into it (fields the
+  // iteration line lacks), and dropped if no iteration line of their step
+  // comes. Engine lines before the first iteration line still make samples.
   StepSample& sample_for(long step, const LogLine& line, ParseSink& sink) {
+    if (iteration_ < sink.samples.size()) {
+      if (!pending_ || pending_->step != step) {
+        pending_ = StepSample{};
+        pending_->step = step;
+        pending_->line = line.line;
+      }
+      return *pending_;
+    }
     if (last_ < sink.samples.size() && sink.samples[last_].step == step) return sink.samples[last_];
     StepSample s;
     s.step = step;
@@ -104,6 +129,25 @@ class DeepspeedParser : public LogParser {
     sink.samples.push_back(std::move(s));
     last_ = sink.samples.size() - 1;
     return sink.samples.back();
+  }
+
+  // Held engine figures into the latest iteration sample, if it is of their step.
+  void merge_pending(ParseSink& sink) {
+    if (!pending_ || iteration_ + 1 != sink.samples.size()) return;
+    StepSample& it = sink.samples[iteration_];
+    if (it.step != pending_->step) {
+      if (it.step > pending_->step) pending_.reset();  // no iteration line for that step
+      return;
+    }
+    auto fill = [](auto& into, const auto& from) {
+      if (!into && from) into = from;
+    };
+    fill(it.samples_per_s, pending_->samples_per_s);
+    fill(it.mem_allocated_gib, pending_->mem_allocated_gib);
+    fill(it.mem_max_allocated_gib, pending_->mem_max_allocated_gib);
+    fill(it.skipped_iterations, pending_->skipped_iterations);
+    fill(it.lr, pending_->lr);
+    pending_.reset();
   }
 
   // "[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]"
@@ -142,7 +186,9 @@ class DeepspeedParser : public LogParser {
   }
 
   MegatronLines megatron_;
-  std::size_t last_ = static_cast<std::size_t>(-1);
+  std::size_t last_ = static_cast<std::size_t>(-1);       // the last engine sample
+  std::size_t iteration_ = static_cast<std::size_t>(-1);  // the last iteration-line sample
+  std::optional<StepSample> pending_;                     // engine figures held for their iteration line
   long prev_skipped_ = 0;
 };
 

@@ -4,6 +4,7 @@
 // dict and "***** train metrics *****" block, eval dicts, checkpoint saves,
 // and the tqdm training bar, which is the only source of the step number and
 // step time (the dicts carry neither).
+#include <cmath>
 #include <string>
 
 #include "parse_util.h"
@@ -187,22 +188,38 @@ class HfParser : public LogParser {
     sink.samples.push_back(std::move(s));
   }
 
-  // The whole-run average as one sample spanning every step of the run.
+  // The whole-run average as one sample spanning every step of the run (the
+  // diagnosis keeps it out of the steady state where per-step samples exist).
   void add_summary(DictInfo& d, const LogLine& line, ParseSink& sink) {
     if (summary_seen_) return;  // the metrics block repeats the dict
     summary_seen_ = true;
     StepSample& s = d.s;
     s.tokens_per_s_per_gpu = d.train_tokens_per_s;
-    long steps = 0;
-    if (d.steps_per_s && *d.steps_per_s > 0) {
+    const long steps = summary_steps(d);
+    if (steps > 0) {
+      s.step_time_s = *d.runtime_s / static_cast<double>(steps);
+    } else if (d.steps_per_s && *d.steps_per_s > 0) {
       s.step_time_s = 1.0 / *d.steps_per_s;
-      const double n = d.runtime_s ? *d.runtime_s * *d.steps_per_s + 0.5 : 0;
-      if (n >= 1 && n <= static_cast<double>(kMaxCount)) steps = static_cast<long>(n);
     }
     s.steps_in_interval = static_cast<int>(std::clamp<long>(steps, 1, 1'000'000'000));
     s.step = steps_.prev > 0 ? steps_.prev : s.steps_in_interval;
     s.line = line.line;
     sink.samples.push_back(std::move(s));
+  }
+
+  // The steps train_steps_per_second counts (max_steps), 0 if unknown.
+  // Rounded to 3 decimals, the rate alone loses precision on slow runs, so
+  // train_runtime / steps is the step time: the steps are the training bar's
+  // total or the last step logged where one agrees with the rounded rate,
+  // else runtime x rate rounded to a whole number.
+  long summary_steps(const DictInfo& d) const {
+    if (!d.runtime_s || !d.steps_per_s || !(*d.runtime_s > 0) || !(*d.steps_per_s >= 0)) return 0;
+    const double runtime = *d.runtime_s, rate = *d.steps_per_s;
+    for (long n : {train_total_, steps_.prev}) {
+      if (n > 0 && std::abs(static_cast<double>(n) / runtime - rate) <= 0.0005 + rate * 1e-9) return n;
+    }
+    const double n = runtime * rate + 0.5;
+    return n >= 1 && n <= static_cast<double>(kMaxCount) ? static_cast<long>(n) : 0;
   }
 
   // "  train_samples_per_second =     12.345" lines of the train-metrics block.

@@ -39,6 +39,8 @@ void apply_metric(std::string_view key, std::string_view val, StepSample& s, Key
 }
 
 // "Training epoch 0, iteration 119/999 | ..." -> index of the first '|'.
+// ProgressPrinter prints iteration {n-1}/{total-1} for the n-th step
+// (logs.md §3): `it` is the printed, 0-based number.
 std::size_t progress_printer_header(std::string_view t, long& it) {
   std::size_t p = t.find("Training epoch ");
   if (p == npos) return npos;
@@ -105,6 +107,7 @@ class NemoParser : public LogParser {
     StepSample s;
     std::size_t body = progress_printer_header(line.text, s.step);
     if (body == npos) return false;
+    ++s.step;  // 1-based, like every other parser's step (a bar's n, Megatron's iteration)
     KeyState ks;
     for_each_field(line.text.substr(body), ':', [&](std::string_view k, std::string_view v) {
       apply_metric(k, v, s, ks);

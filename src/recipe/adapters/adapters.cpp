@@ -1,6 +1,9 @@
 #include "adapters.h"
 
+#include <algorithm>
+
 #include "attune/util/error.h"
+#include "attune/util/text.h"
 
 namespace attune::recipe {
 
@@ -43,6 +46,45 @@ Change make_change(const Recipe& recipe, const std::string& doc_key, std::option
   if (auto e = recipe.document().find(doc_key)) c.old_value = e->value;
   c.new_value = std::move(new_value);
   return c;
+}
+
+std::string effective_text(const Recipe& recipe, const std::string& name) {
+  auto v = recipe.value_or_default(name);
+  return v && !v->is_null() ? v->str() : "";
+}
+
+std::optional<long long> effective_int(const Recipe& recipe, const std::string& name) {
+  auto v = recipe.value_or_default(name);
+  return v ? v->as_int() : std::nullopt;
+}
+
+bool effective_bool(const Recipe& recipe, const std::string& name) {
+  auto v = recipe.value_or_default(name);
+  if (!v) return false;
+  auto b = v->as_bool();
+  return b && *b;
+}
+
+int fsdp_shard_group(const std::string& strategy, const Plan& p) {
+  std::string s = to_lower(strategy);
+  if (s == "no_shard" || s == "shard_grad_op" || s == "_hybrid_shard_zero2") return 0;  // parameters whole
+  if (s == "hybrid_shard") {
+    // PyTorch FSDP's hybrid shard: shard within a node, replicate across nodes.
+    int per_node = std::max(1, p.gpus_per_node / std::max(1, p.tp * p.cp));
+    return std::min(p.dp, per_node);
+  }
+  return p.dp;  // full_shard
+}
+
+void split_pipeline_batch(const Recipe& recipe, Layout& l) {
+  if (l.pp <= 1) return;
+  l.local_batch = l.mbs;
+  l.mbs = static_cast<int>(effective_int(recipe, "pp_microbatch").value_or(1));
+}
+
+std::string pipeline_mbs_lever(const Adapter& adapter, const Recipe& recipe, const std::string& name) {
+  if (name != "mbs" || adapter.read_layout(recipe).pp <= 1) return name;
+  return adapter.catalog().by_name("pp_microbatch", recipe.dialect()) ? "pp_microbatch" : name;
 }
 
 Value recompute_as_bool(const Recipe& recipe, const LeverDef& lever, const Value& value) {

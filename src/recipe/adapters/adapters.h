@@ -20,6 +20,7 @@ class MegatronAdapter : public Adapter {
 
  protected:
   void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const override;
+  int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const override;
 };
 
 class BridgeAdapter : public Adapter {
@@ -31,28 +32,35 @@ class BridgeAdapter : public Adapter {
 
  protected:
   void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const override;
+  int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const override;
 };
 
 class AutoModelAdapter : public Adapter {
  public:
   AutoModelAdapter() : Adapter(Framework::AutoModel) {}
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Explicit; }
+  Layout read_layout(const Recipe& recipe) const override;
   std::string precision(const Recipe& recipe) const override;
   std::vector<Change> translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const override;
+  std::string edit_lever(const Recipe& recipe, const std::string& name) const override;
 
  protected:
   void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const override;
+  int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const override;
 };
 
 class TorchtitanAdapter : public Adapter {
  public:
   TorchtitanAdapter() : Adapter(Framework::Torchtitan) {}
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Torchtitan; }
+  Layout read_layout(const Recipe& recipe) const override;
   std::string precision(const Recipe& recipe) const override;
+  std::string edit_lever(const Recipe& recipe, const std::string& name) const override;
 
  protected:
   void derive_dp(const Layout& layout, Plan& plan) const override;
   void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const override;
+  int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const override;
 };
 
 class HyperPodAdapter : public Adapter {
@@ -65,6 +73,7 @@ class HyperPodAdapter : public Adapter {
 
  protected:
   void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const override;
+  int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const override;
 };
 
 class AxolotlAdapter : public Adapter {
@@ -77,6 +86,7 @@ class AxolotlAdapter : public Adapter {
  protected:
   void derive_dp(const Layout& layout, Plan& plan) const override;
   void framework_rules(const Recipe& recipe, const Plan& plan, std::vector<RuleViolation>& out) const override;
+  int shard_group(const Recipe& recipe, const Layout& layout, const Plan& plan) const override;
 };
 
 // Shared helpers for adapters.
@@ -91,5 +101,21 @@ std::vector<Change> granularity_recompute(const Recipe& recipe, const Value& val
                                           const std::string& method_key, const std::string& layers_key,
                                           const std::optional<Value>& none_value);
 Change make_change(const Recipe& recipe, const std::string& doc_key, std::optional<Value> new_value);
+// Lever `name` as the framework runs it (file value, else catalog default): as text, int or bool.
+std::string effective_text(const Recipe& recipe, const std::string& name);
+std::optional<long long> effective_int(const Recipe& recipe, const std::string& name);
+bool effective_bool(const Recipe& recipe, const std::string& name);
+// PyTorch FSDP1-style sharding_strategy (FULL_SHARD, HYBRID_SHARD, SHARD_GRAD_OP,
+// _HYBRID_SHARD_ZERO2, NO_SHARD; any case) -> Plan::dp_shard: FULL_SHARD (and
+// "") shards over all of DP, HYBRID_SHARD within a node, the others leave the
+// parameters whole (0).
+int fsdp_shard_group(const std::string& strategy, const Plan& plan);
+// torchtitan and AutoModel with pp > 1: each local batch is split into
+// pipeline micro-batches of `pp_microbatch` samples; the micro batch becomes
+// that size and the local batch is kept in Layout::local_batch.
+void split_pipeline_batch(const Recipe& recipe, Layout& layout);
+// The lever that `mbs` names in a recipe that splits its local batch into
+// pipeline micro-batches: `pp_microbatch` when pp > 1, else `mbs`.
+std::string pipeline_mbs_lever(const Adapter& adapter, const Recipe& recipe, const std::string& name);
 
 }  // namespace attune::recipe

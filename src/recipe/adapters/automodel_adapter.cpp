@@ -1,6 +1,14 @@
 #include "adapters.h"
 
+#include <algorithm>
+
 namespace attune::recipe {
+
+std::string AutoModelAdapter::edit_lever(const Recipe& recipe, const std::string& name) const {
+  // With PP the micro batch is the pipeline micro-batch size: `mbs` edits it,
+  // which keeps the local and the global batch.
+  return pipeline_mbs_lever(*this, recipe, name);
+}
 
 std::string AutoModelAdapter::precision(const Recipe& recipe) const {
   std::string te_recipe = value_text(recipe.find("model.backend.te_fp8.recipe"));
@@ -11,6 +19,35 @@ std::string AutoModelAdapter::precision(const Recipe& recipe) const {
   if (dtype == "fp16" || dtype == "float16") return "fp16";
   if (dtype == "fp32" || dtype == "float32") return "fp32";
   return dtype;
+}
+
+Layout AutoModelAdapter::read_layout(const Recipe& recipe) const {
+  Layout l = Adapter::read_layout(recipe);
+  // Mock/pretraining datasets state dataset.seq_len (or seq_length); SFT
+  // datasets pad each batch to its longest sample unless the recipe packs
+  // sequences, and then every sample is packed_sequence_size tokens. The
+  // dataset's own setting wins when both are given.
+  if (l.seq_len <= 0) {
+    auto packed = recipe.find_named("packed_sequence_size");
+    if (auto n = packed ? packed->value.as_int() : std::nullopt; n && *n > 0) l.seq_len = *n;
+  }
+  // With PP, step_scheduler.local_batch_size is split into micro-batches of
+  // distributed.pipeline.pp_microbatch_size.
+  split_pipeline_batch(recipe, l);
+  return l;
+}
+
+int AutoModelAdapter::shard_group(const Recipe& recipe, const Layout& l, const Plan& p) const {
+  std::string strategy = effective_text(recipe, "sharding");  // fsdp2 when absent
+  if (strategy == "ddp") return 0;
+  if (strategy == "megatron_fsdp") {
+    // zero_dp_strategy 3 (the default) shards parameters; 1 and 2 shard only
+    // the optimizer state (and gradients).
+    return effective_int(recipe, "zero_dp_strategy").value_or(3) >= 3 ? p.dp : 0;
+  }
+  // fsdp2: FSDP over dp_shard = dp / dp_replicate (HSDP replicates across groups).
+  int replicate = std::max(1, l.dp_replicate);
+  return p.dp % replicate == 0 ? p.dp / replicate : p.dp;
 }
 
 std::vector<Change> AutoModelAdapter::translate(const Recipe& recipe, const LeverDef& lever,
@@ -36,6 +73,17 @@ void AutoModelAdapter::framework_rules(const Recipe& recipe, const Plan& p, std:
     long long group = static_cast<long long>(p.dp) * p.cp * p.tp;
     add_rule(recipe, out, group % p.ep == 0, "ep-divides-dp-cp-tp", "ep",
              "(dp*cp*tp) = " + std::to_string(group) + " must be divisible by ep " + std::to_string(p.ep));
+  }
+  if (p.pp > 1) {
+    Layout l = read_layout(recipe);
+    long long local = l.local_batch > 0 ? l.local_batch : p.mbs;
+    add_rule(recipe, out, p.mbs > 0 && local % p.mbs == 0, "pp-microbatch-divides-local-batch", "pp_microbatch",
+             "local_batch_size " + std::to_string(local) + " must be divisible by pp_microbatch_size " +
+                 std::to_string(p.mbs));
+    long long per_pass = local * p.dp;
+    add_rule(recipe, out, per_pass > 0 && p.gbs % per_pass == 0, "gbs-divisible-by-local-batch", "gbs",
+             "global_batch_size " + std::to_string(p.gbs) + " must be divisible by local_batch_size*dp = " +
+                 std::to_string(local) + "*" + std::to_string(p.dp) + " = " + std::to_string(per_pass));
   }
   auto dp_explicit = recipe.find_named("dp");
   if (dp_explicit && dp_explicit->value.as_int()) {

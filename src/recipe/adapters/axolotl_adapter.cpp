@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "attune/util/text.h"
+
 namespace attune::recipe {
 
 std::string AxolotlAdapter::precision(const Recipe& recipe) const {
@@ -15,6 +17,41 @@ std::string AxolotlAdapter::precision(const Recipe& recipe) const {
 void AxolotlAdapter::derive_dp(const Layout& l, Plan& p) const {
   // "your effective global batch size is divided by the context_parallel_size"
   p.dp = std::max(1, p.world / std::max(1, l.tp * l.cp));
+}
+
+int AxolotlAdapter::shard_group(const Recipe& recipe, const Layout& l, const Plan& p) const {
+  // N-D parallelism states the FSDP group itself (dp_shard_size).
+  if (l.dp_shard > 0) return l.dp_shard;
+  bool fsdp = false, fsdp1_list = false;
+  std::string list_mode;  // FSDP1 `fsdp: [full_shard, auto_wrap]`
+  for (const auto& e : recipe.document().entries()) {
+    const std::string& k = e.path;
+    if (k == "fsdp_version" || k.rfind("fsdp_config.", 0) == 0) fsdp = true;
+    if (k == "fsdp" || k.rfind("fsdp[", 0) == 0) {
+      std::vector<Value> items = e.value.kind == ValueKind::List ? e.value.items : std::vector<Value>{e.value};
+      for (const auto& item : items) {
+        std::string t = to_lower(item.str());
+        fsdp1_list = true;
+        for (const char* mode : {"full_shard", "hybrid_shard", "shard_grad_op", "no_shard"}) {
+          if (t.find(mode) != std::string::npos) list_mode = mode;
+        }
+      }
+    }
+  }
+  if (fsdp || fsdp1_list) {
+    std::string strategy = effective_text(recipe, "sharding");
+    if (strategy.empty()) strategy = list_mode;
+    int replicate = std::max(1, l.dp_replicate);
+    int group = fsdp_shard_group(strategy, p);
+    // FSDP2 with dp_replicate_size: HSDP over groups of dp / dp_replicate.
+    if (group == p.dp && replicate > 1 && p.dp % replicate == 0) group = p.dp / replicate;
+    return group;
+  }
+  // DeepSpeed ZeRO-3 shards the parameters over all of DP.
+  std::string ds = to_lower(effective_text(recipe, "deepspeed"));
+  auto stage = recipe.find("deepspeed.zero_optimization.stage");
+  if (ds.find("zero3") != std::string::npos || (stage && stage->value.as_int() == 3)) return p.dp;
+  return 0;
 }
 
 std::vector<Change> AxolotlAdapter::translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const {

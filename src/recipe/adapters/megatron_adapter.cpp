@@ -1,5 +1,7 @@
 #include "adapters.h"
 
+#include <algorithm>
+
 namespace attune::recipe {
 
 namespace {
@@ -63,6 +65,36 @@ std::vector<Change> MegatronAdapter::translate(const Recipe& recipe, const Lever
   std::string old_flag = doc_key(recipe, "--recompute-activations");
   if (recipe.document().find(old_flag)) out.push_back(make_change(recipe, old_flag, std::nullopt));
   return out;
+}
+
+namespace {
+
+// Megatron-FSDP (Megatron-LM --use-megatron-fsdp, Bridge use_megatron_fsdp):
+// --data-parallel-sharding-strategy optim_grads_params (the CLI default) shards
+// the parameters over the DP group, split into num_distributed_optimizer_instances
+// replicas (HSDP); optim and optim_grads shard only the optimizer state (and
+// gradients), no_shard nothing. Torch FSDP2 always shards fully.
+int megatron_family_shard(const Recipe& recipe, const Plan& p, bool megatron_fsdp, bool torch_fsdp2) {
+  if (torch_fsdp2) return p.dp;
+  if (!megatron_fsdp) return 0;
+  std::string strategy = effective_text(recipe, "sharding");
+  if (!strategy.empty() && strategy != "optim_grads_params") return 0;
+  long long instances = std::max(1LL, effective_int(recipe, "num_distributed_optimizer_instances").value_or(1));
+  return p.dp % instances == 0 ? static_cast<int>(p.dp / instances) : p.dp;
+}
+
+}  // namespace
+
+int MegatronAdapter::shard_group(const Recipe& recipe, const Layout&, const Plan& p) const {
+  return megatron_family_shard(recipe, p, effective_bool(recipe, "use_megatron_fsdp"),
+                               effective_bool(recipe, "use_torch_fsdp2"));
+}
+
+int BridgeAdapter::shard_group(const Recipe& recipe, const Layout&, const Plan& p) const {
+  // Bridge's ddp.data_parallel_sharding_strategy defaults to optim_grads_params
+  // in its recipes (MCore's no_shard would make Megatron-FSDP a no-op).
+  return megatron_family_shard(recipe, p, effective_bool(recipe, "use_megatron_fsdp"),
+                               effective_bool(recipe, "use_torch_fsdp2"));
 }
 
 void MegatronAdapter::framework_rules(const Recipe& recipe, const Plan& p, std::vector<RuleViolation>& out) const {

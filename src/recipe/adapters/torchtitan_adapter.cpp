@@ -4,6 +4,12 @@
 
 namespace attune::recipe {
 
+std::string TorchtitanAdapter::edit_lever(const Recipe& recipe, const std::string& name) const {
+  // With PP the micro batch is the pipeline micro-batch size: `mbs` edits it,
+  // which keeps the local and the global batch.
+  return pipeline_mbs_lever(*this, recipe, name);
+}
+
 std::string TorchtitanAdapter::precision(const Recipe& recipe) const {
   auto conv = recipe.find_named("fp8");
   if (conv) {
@@ -16,11 +22,30 @@ std::string TorchtitanAdapter::precision(const Recipe& recipe) const {
   return param == "float32" ? "fp32" : "bf16";
 }
 
+Layout TorchtitanAdapter::read_layout(const Recipe& recipe) const {
+  Layout l = Adapter::read_layout(recipe);
+  // With PP, training.local_batch_size is split into micro-batches of
+  // parallelism.pipeline_parallel_microbatch_size (default 1).
+  split_pipeline_batch(recipe, l);
+  return l;
+}
+
+namespace {
+// data_parallel_shard_degree = -1 takes what the other degrees leave.
+int shard_degree(const Layout& l, int world) {
+  int rest = std::max(1, std::max(1, l.dp_replicate) * l.cp * l.tp * l.pp);
+  return l.dp_shard > 0 ? l.dp_shard : std::max(1, world / rest);
+}
+}  // namespace
+
 void TorchtitanAdapter::derive_dp(const Layout& l, Plan& p) const {
-  // data_parallel_shard_degree = -1 takes what the other degrees leave.
-  int rest = std::max(1, l.dp_replicate * l.cp * l.tp * l.pp);
-  int shard = l.dp_shard > 0 ? l.dp_shard : std::max(1, p.world / rest);
-  p.dp = std::max(1, l.dp_replicate) * shard;
+  p.dp = std::max(1, l.dp_replicate) * shard_degree(l, p.world);
+}
+
+int TorchtitanAdapter::shard_group(const Recipe&, const Layout& l, const Plan& p) const {
+  // FSDP2 shards over data_parallel_shard_degree (HSDP replicates across
+  // data_parallel_replicate_degree groups of that size).
+  return shard_degree(l, p.world);
 }
 
 void TorchtitanAdapter::framework_rules(const Recipe& recipe, const Plan& p, std::vector<RuleViolation>& out) const {
@@ -31,11 +56,15 @@ void TorchtitanAdapter::framework_rules(const Recipe& recipe, const Plan& p, std
            "dp_replicate*dp_shard*cp*tp*pp = " + std::to_string(shard * rest) + " must equal the world size " +
                std::to_string(p.world));
   if (p.pp > 1) {
-    auto micro = recipe.find_named("pp_microbatch");
-    long long m = micro && micro->value.as_int() ? *micro->value.as_int() : 1;
-    add_rule(recipe, out, m > 0 && p.mbs % m == 0, "pp-microbatch-divides-local-batch", "pp_microbatch",
-             "local_batch_size " + std::to_string(p.mbs) + " must be divisible by pipeline_parallel_microbatch_size " +
+    long long local = l.local_batch > 0 ? l.local_batch : p.mbs;
+    long long m = p.mbs;  // the pipeline micro-batch size
+    add_rule(recipe, out, m > 0 && local % m == 0, "pp-microbatch-divides-local-batch", "pp_microbatch",
+             "local_batch_size " + std::to_string(local) + " must be divisible by pipeline_parallel_microbatch_size " +
                  std::to_string(m));
+    long long per_pass = local * p.dp;
+    add_rule(recipe, out, per_pass > 0 && p.gbs % per_pass == 0, "gbs-divisible-by-local-batch", "gbs",
+             "global_batch_size " + std::to_string(p.gbs) + " must be divisible by local_batch_size*dp = " +
+                 std::to_string(local) + "*" + std::to_string(p.dp) + " = " + std::to_string(per_pass));
   }
   if (p.ep > 1) {
     long long group = shard * p.cp * p.tp;
