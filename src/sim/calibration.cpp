@@ -555,6 +555,16 @@ void use_fsdp(Workload& w) {
   w.plan.dp_shard = w.plan.dp;
 }
 
+// DeepEP is an expert-parallel dispatcher: a row that uses it without stating
+// EP spread its experts over every rank of a pipeline stage, as AutoModel's
+// DeepSeek-V3 benchmark recipe does (ep_size 64 = 256 GPUs / PP 4).
+void use_deepep(Workload& w) {
+  w.knobs.moe_dispatcher = "deepep";
+  const int stage_ranks = w.plan.world / std::max(1, w.plan.pp);
+  if (w.model.is_moe() && w.plan.ep == 1 && stage_ranks > 0 && w.model.experts % stage_ranks == 0)
+    w.plan.ep = stage_ranks;
+}
+
 // An interleaved schedule whose stage count is not stated (torchtitan's 405B
 // row): 2 stages per rank, the smallest interleaving, so the row differs from
 // its plain 1F1B twin.
@@ -577,7 +587,7 @@ const KnobPattern kKnobs[] = {
     {", asynctp,", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
     {"fsdp", use_fsdp},
     {"cuda graph", [](Workload& w) { w.knobs.cuda_graphs = true; }},
-    {"deepep", [](Workload& w) { w.knobs.moe_dispatcher = "deepep"; }},
+    {"deepep", use_deepep},
     {"hybridep", [](Workload& w) { w.knobs.moe_dispatcher = "deepep"; }},
     {"expandable_segments:true", [](Workload& w) { w.knobs.expandable_segments = true; }},
     {"float8 all-gather", [](Workload& w) { w.knobs.fp8_param_gather = true; }},
@@ -604,6 +614,9 @@ void apply_knobs(const CalibrationRow& row, Workload& w) {
   const FrameworkPattern* framework = framework_of(row.source);
   if (framework && framework->fsdp) use_fsdp(w);
   if (framework && std::string(framework->framework) == "torchtitan") apply_torchtitan(row, w);
+  // AutoModel's benchmark recipes compute the loss on bf16 logits
+  // (MaskedCrossEntropy fp32_upcast: false).
+  if (framework && std::string(framework->framework) == "automodel") w.knobs.loss_fp32 = false;
   // NeMo and Megatron-Bridge performance recipes turn on TE's userbuffer
   // TP overlap whenever TP > 1 (their tp_comm_overlap configs per model/TP).
   const bool nemo = framework && (std::string(framework->framework) == "bridge" || std::string(framework->framework) == "nemo");

@@ -45,6 +45,8 @@ double fc1_output_bytes(const recipe::ModelSpec& m, double f) { return 2.0 * f *
 // §3.3 counts only the fp32 copy (Megatron's estimator); the torchtitan anchors
 // of §3.5 (PyTorch cross-entropy, PP=1) need all three to be reached.
 constexpr double kLossBytesPerLogit = 10;
+// Without the fp32 upcast: the bf16 logits and their bf16 gradient.
+constexpr double kBf16LossBytesPerLogit = 4;
 
 // §3.4: ~0.3-1 GiB CUDA context; ~0.55-0.7 GiB per NCCL communicator (nccl#964).
 constexpr double kCudaContextGiB = 0.5;
@@ -271,7 +273,8 @@ double logits_bytes(const Workload& w) {
   const double tokens = local_tokens(w);
   const double tp = at_least_1(w.plan.tp);
   // Output-layer input and final-norm input (Megatron's 4 s b h) + the loss.
-  return 4.0 * tokens * w.model.hidden / tp + kLossBytesPerLogit * tokens * w.model.vocab / tp;
+  const double per_logit = w.knobs.loss_fp32 ? kLossBytesPerLogit : kBf16LossBytesPerLogit;
+  return 4.0 * tokens * w.model.hidden / tp + per_logit * tokens * w.model.vocab / tp;
 }
 
 double embedding_stage_bytes(const Workload& w, double inflight) {

@@ -54,6 +54,7 @@ Knobs knobs_from(const recipe::Recipe& r, const recipe::Plan& plan) {
   if (auto e = r.find_named("recompute_layers"); e && to_lower(text(r, "recompute_method")) == "block")
     k.recompute_num_layers = static_cast<int>(e->value.as_int().value_or(0));
   k.uneven_pipeline_split = uneven_split(r);
+  k.loss_fp32 = flag(r, "loss_fp32_upcast").value_or(true);
   if (plan.dp_shard > 0) k.zero_stage = 3;  // FSDP, even over one rank (it shards as DP grows)
   const std::string sharding = text(r, "sharding");
   if (contains(sharding, "zero3") || contains(sharding, "full") || contains(sharding, "optim_grads_params")) k.zero_stage = 3;

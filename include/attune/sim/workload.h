@@ -35,6 +35,7 @@ struct Knobs {
   bool cuda_graphs = false;
   std::string moe_dispatcher = "alltoall";  // alltoall | allgather | deepep
   bool expandable_segments = false;     // allocator setting: less fragmentation
+  bool loss_fp32 = true;                // logits upcast to fp32 for the loss (AutoModel's fp32_upcast: false keeps bf16)
   bool uneven_pipeline_split = false;   // first/last stage sizes set (layers need not divide by PP)
   // The source did not say whether it recomputes (published measurements):
   // its recipe default may, so a predicted OOM is retried with recompute.
