@@ -1,0 +1,39 @@
+// Cluster: where approved recipes run. One interface over the backends
+// (cluster/sim: the simulator in-process; cluster/local: a child process on
+// this machine; Slurm next): submit an ApprovedRecipe, poll it, cancel it,
+// read its log, and find it again after attune restarts. Only the gate can
+// make an ApprovedRecipe, so nothing reaches a cluster unchecked.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "attune/cluster/run.h"
+#include "attune/gate/approved_recipe.h"
+
+namespace attune::cluster {
+
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+
+  virtual std::string name() const = 0;
+  // Launches the run; throws ClusterError when the cluster refuses it.
+  virtual RunId submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) = 0;
+  // Current state; never blocks for long (bounded by the backend's own timeouts).
+  virtual RunStatus poll(const RunId& id) = 0;
+  virtual void cancel(const RunId& id) = 0;
+  // The run's log so far ("" before it starts).
+  virtual std::string log(const RunId& id) = 0;
+  // Re-adopts a run this cluster launched before a restart (its spec as it was
+  // launched); throws ClusterError if the cluster no longer knows it.
+  virtual void attach(const RunId& id, const RunSpec& spec) = 0;
+};
+
+// A cluster refused or lost a run: the message names the setting or the run.
+class ClusterError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace attune::cluster

@@ -1,0 +1,59 @@
+// Run: one launched training run as a cluster reports it — its id, the spec
+// it was launched with (nodes, GPUs, time limit, command, environment, where
+// its log goes) and its state. Every backend maps its own states (Slurm's
+// PENDING ... PREEMPTED, a child's exit status, the simulator's prediction)
+// onto RunState, so the campaign never sees a backend's vocabulary.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attune::cluster {
+
+enum class RunState {
+  Pending,
+  Running,
+  Completed,
+  Failed,       // the program exited non-zero (the log says why: OOM, NCCL, ...)
+  Cancelled,
+  Timeout,      // ran past its time limit
+  NodeFail,
+  OutOfMemory,  // the scheduler killed it for host memory
+  Preempted,
+  Hang,         // no new step for too long: cancelled by the watchdog
+};
+
+std::string to_string(RunState s);  // "completed", "node_fail", ...
+bool is_final(RunState s);          // everything but Pending and Running
+
+// Which cluster ran it and the backend's own id (a Slurm job id, a local
+// process id, a simulator sequence number).
+struct RunId {
+  std::string cluster;
+  std::string id;
+};
+
+struct RunSpec {
+  std::string name = "attune";          // job name
+  int nodes = 1;
+  int gpus_per_node = 8;
+  std::string gpu;                      // h100 | h200 | b200 ("" = any)
+  double time_limit_s = 3600;
+  std::string log_path;                 // where the run's log is written
+  std::vector<std::string> command;     // argv of the launch (local, slurm); never run through a shell
+  std::map<std::string, std::string> env;
+  int steps = 50;                       // steps a simulated run prints
+  double expected_step_s = 0;           // for the hang watchdog (0 = unknown)
+};
+
+struct RunStatus {
+  RunState state = RunState::Pending;
+  std::string reason;                   // the backend's words for a final state
+  double elapsed_s = 0;                 // wall time charged so far (start-up included)
+};
+
+// GPU-hours a run is charged: nodes x GPUs per node x elapsed, failed runs too.
+double gpu_hours(const RunSpec& spec, double elapsed_s);
+
+}  // namespace attune::cluster
