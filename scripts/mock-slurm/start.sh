@@ -1,7 +1,7 @@
 #!/bin/bash
 # Starts the mock cluster: a real Slurm on this machine (munged, slurmdbd with its own MariaDB,
 # slurmctld, and one slurmd per fake GPU node), installing the Debian packages when missing.
-# Follows ../shared/docs/research/slurm-local.md; deviations are marked "Deviation:".
+# Follows the research notes on running Slurm on one machine; deviations are marked "Deviation:".
 #
 #   bash scripts/mock-slurm/start.sh            # as root; prints `export SLURM_CONF=...` on stdout
 #   eval "$(bash scripts/mock-slurm/start.sh)"  # the same, exported into this shell
