@@ -138,13 +138,7 @@ int run_predict(const PredictArgs& a) {
 }
 
 sim::RunOptions run_options(const RunArgs& a, const SimTarget& t) {
-  const sim::Perturbation& pert = t.perturbation;
-  sim::RunOptions o;
-  o.steps = a.steps;
-  o.seed = t.seed;
-  o.cv = pert.noise_cv;
-  o.straggler_probability = pert.straggler_probability;
-  o.straggler_slowdown = pert.straggler_slowdown;
+  sim::RunOptions o = sim::run_options(t.perturbation, t.seed, a.steps);
   o.flavour = a.flavour;
   return o;
 }

@@ -6,54 +6,46 @@
 #include <yaml-cpp/yaml.h>
 
 #include "attune/util/error.h"
+#include "attune/util/yaml_input.h"
 #include "attune/util/file.h"
 
 namespace attune::cluster {
 
 namespace {
 
-SourceLocation where(const std::string& file, const YAML::Node& n) {
-  return {file, n.Mark().line + 1, n.Mark().column + 1};
-}
-
-std::string scalar(const std::string& file, const YAML::Node& n, const std::string& key) {
-  if (!n.IsScalar()) throw InputError(where(file, n), key, "expected a single value");
-  return n.Scalar();
-}
-
 std::string one_of(const std::string& file, const YAML::Node& n, const std::string& key,
                    const std::vector<std::string>& allowed) {
-  const std::string v = scalar(file, n, key);
+  const std::string v = yaml_scalar(file, n, key);
   for (const auto& a : allowed) {
     if (v == a) return v;
   }
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw InputError(where(file, n), key, "expected one of " + list + ", got '" + v + "'");
+  throw InputError(yaml_where(file, n), key, "expected one of " + list + ", got '" + v + "'");
 }
 
 void read_field(const std::string& file, const std::string& prefix, const std::string& key, const YAML::Node& v,
                 ClusterDefinition& d) {
   const std::string path = prefix + key;
   if (key == "backend") d.backend = one_of(file, v, path, {"sim", "local", "slurm"});
-  else if (key == "partition") d.partition = scalar(file, v, path);
-  else if (key == "account") d.account = scalar(file, v, path);
-  else if (key == "qos") d.qos = scalar(file, v, path);
+  else if (key == "partition") d.partition = yaml_scalar(file, v, path);
+  else if (key == "account") d.account = yaml_scalar(file, v, path);
+  else if (key == "qos") d.qos = yaml_scalar(file, v, path);
   else if (key == "container") d.container = one_of(file, v, path, {"none", "pyxis"});
-  else if (key == "slurm_conf") d.slurm_conf = scalar(file, v, path);
+  else if (key == "slurm_conf") d.slurm_conf = yaml_scalar(file, v, path);
   else if (key == "time_scale") {
     double t = 0;
     try {
       t = v.as<double>();
     } catch (const YAML::Exception&) {
     }
-    if (!(t > 0)) throw InputError(where(file, v), path, "expected a positive number");
+    if (!(t > 0)) throw InputError(yaml_where(file, v), path, "expected a positive number");
     d.time_scale = t;
   } else if (key == "partitions") {
-    if (!v.IsMap()) throw InputError(where(file, v), path, "expected a mapping {partition: gpu type}");
-    for (const auto& kv : v) d.partitions[kv.first.as<std::string>()] = scalar(file, kv.second, path);
+    if (!v.IsMap()) throw InputError(yaml_where(file, v), path, "expected a mapping {partition: gpu type}");
+    for (const auto& kv : v) d.partitions[kv.first.as<std::string>()] = yaml_scalar(file, kv.second, path);
   } else {
-    throw InputError(where(file, v), path,
+    throw InputError(yaml_where(file, v), path,
                      "unknown key (expected backend, partition, account, qos, partitions, container, time_scale, "
                      "slurm_conf)");
   }
@@ -82,24 +74,19 @@ void put(std::vector<ClusterDefinition>& all, ClusterDefinition d) {
 }  // namespace
 
 std::vector<ClusterDefinition> parse_cluster_definitions(const std::string& name, const std::string& yaml_text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError({name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
+  const YAML::Node root = load_yaml(name, yaml_text);
   std::vector<ClusterDefinition> all = builtins();
   if (root.IsNull()) return all;
   if (!root.IsMap() || !root["clusters"]) throw InputError({name, 1, 1}, "clusters", "expected a top-level 'clusters:'");
   const YAML::Node clusters = root["clusters"];
-  if (!clusters.IsMap()) throw InputError(where(name, clusters), "clusters", "expected a mapping of cluster names");
+  if (!clusters.IsMap()) throw InputError(yaml_where(name, clusters), "clusters", "expected a mapping of cluster names");
   for (const auto& c : clusters) {
     ClusterDefinition d;
     d.name = c.first.as<std::string>();
     const std::string prefix = "clusters." + d.name + ".";
-    if (!c.second.IsMap()) throw InputError(where(name, c.second), "clusters." + d.name, "expected a mapping");
+    if (!c.second.IsMap()) throw InputError(yaml_where(name, c.second), "clusters." + d.name, "expected a mapping");
     for (const auto& kv : c.second) read_field(name, prefix, kv.first.as<std::string>(), kv.second, d);
-    if (d.backend.empty()) throw InputError(where(name, c.second), prefix + "backend", "missing: sim, local or slurm");
+    if (d.backend.empty()) throw InputError(yaml_where(name, c.second), prefix + "backend", "missing: sim, local or slurm");
     put(all, std::move(d));
   }
   return all;

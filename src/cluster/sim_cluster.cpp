@@ -18,16 +18,6 @@ namespace {
 // the lines printed so far are the log a killed run leaves.
 struct TimeLimitReached {};
 
-sim::RunOptions run_options(const sim::Perturbation& truth, std::uint64_t seed, int steps) {
-  sim::RunOptions o;
-  o.steps = steps;
-  o.seed = seed;
-  o.cv = truth.noise_cv;
-  o.straggler_probability = truth.straggler_probability;
-  o.straggler_slowdown = truth.straggler_slowdown;
-  return o;
-}
-
 // Writes the run's log, cut at the time limit; returns its status.
 RunStatus simulate(const sim::Workload& w, const sim::Prediction& p, sim::RunOptions o, const RunSpec& spec,
                    std::ostream& out) {
@@ -73,7 +63,7 @@ RunId SimCluster::submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec
   const std::string id = std::to_string(next_++);
   std::ostringstream text;
   // Each run of a campaign draws its own noise, reproducibly from the seed.
-  const RunStatus status = simulate(w, p, run_options(truth_, seed_ + static_cast<std::uint64_t>(next_), spec.steps),
+  const RunStatus status = simulate(w, p, sim::run_options(truth_, seed_ + static_cast<std::uint64_t>(next_), spec.steps),
                                     spec, text);
   std::filesystem::path log(spec.log_path);
   if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());

@@ -6,27 +6,11 @@
 
 #include "attune/recipe/framework.h"
 #include "attune/util/error.h"
+#include "attune/util/yaml_input.h"
 
 namespace attune::recipe {
 
 namespace {
-
-YAML::Node load_yaml(const std::string& path, const std::string& text) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
-}
-
-SourceLocation where(const std::string& path, const YAML::Node& n) {
-  return {path, n.Mark().line + 1, n.Mark().column + 1};
-}
-
-std::string scalar(const std::string& path, const YAML::Node& n, const std::string& key) {
-  if (!n.IsScalar()) throw InputError(where(path, n), key, "expected a single value");
-  return n.as<std::string>();
-}
 
 int positive_int(const std::string& path, const YAML::Node& n, const std::string& key) {
   try {
@@ -34,7 +18,7 @@ int positive_int(const std::string& path, const YAML::Node& n, const std::string
     if (v > 0) return v;
   } catch (const YAML::Exception&) {
   }
-  throw InputError(where(path, n), key, "expected a positive integer, got '" + YAML::Dump(n) + "'");
+  throw InputError(yaml_where(path, n), key, "expected a positive integer, got '" + YAML::Dump(n) + "'");
 }
 
 nlohmann::json to_json(const YAML::Node& n) {
@@ -53,20 +37,20 @@ nlohmann::json to_json(const YAML::Node& n) {
 }
 
 void read_hardware(const std::string& path, const YAML::Node& hw, WrapperFile& out) {
-  if (!hw.IsMap()) throw InputError(where(path, hw), "hardware", "expected a mapping {gpu, nodes, gpus_per_node}");
+  if (!hw.IsMap()) throw InputError(yaml_where(path, hw), "hardware", "expected a mapping {gpu, nodes, gpus_per_node}");
   for (const auto& kv : hw) {
     std::string key = kv.first.as<std::string>();
     if (key == "gpu") {
-      std::string g = scalar(path, kv.second, "hardware.gpu");
+      std::string g = yaml_scalar(path, kv.second, "hardware.gpu");
       auto norm = normalize_gpu(g);
-      if (!norm) throw InputError(where(path, kv.second), "hardware.gpu", "expected h100, h200 or b200, got '" + g + "'");
+      if (!norm) throw InputError(yaml_where(path, kv.second), "hardware.gpu", "expected h100, h200 or b200, got '" + g + "'");
       out.hardware.gpu = *norm;
     } else if (key == "nodes") {
       out.hardware.nodes = positive_int(path, kv.second, "hardware.nodes");
     } else if (key == "gpus_per_node") {
       out.hardware.gpus_per_node = positive_int(path, kv.second, "hardware.gpus_per_node");
     } else {
-      throw InputError(where(path, kv.first), "hardware." + key, "unknown key; expected gpu, nodes or gpus_per_node");
+      throw InputError(yaml_where(path, kv.first), "hardware." + key, "unknown key; expected gpu, nodes or gpus_per_node");
     }
   }
 }
@@ -91,18 +75,18 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
     std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     if (key == "framework") {
-      out.framework = scalar(path, v, key);
+      out.framework = yaml_scalar(path, v, key);
       if (!parse_framework(out.framework)) {
-        throw InputError(where(path, v), key,
+        throw InputError(yaml_where(path, v), key,
                          "unknown framework '" + out.framework +
                              "'; expected megatron, automodel, torchtitan, hyperpod, axolotl or bridge");
       }
     } else if (key == "config") {
-      std::filesystem::path cfg = scalar(path, v, key);
+      std::filesystem::path cfg = yaml_scalar(path, v, key);
       if (cfg.is_relative()) cfg = std::filesystem::path(path).parent_path() / cfg;
       out.config = cfg.lexically_normal().string();
     } else if (key == "model") {
-      out.model = scalar(path, v, key);
+      out.model = yaml_scalar(path, v, key);
     } else if (key == "hardware") {
       read_hardware(path, v, out);
     } else if (key == "launch") {
@@ -110,7 +94,7 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
     } else if (key == "measure") {
       out.measure = to_json(v);
     } else {
-      throw InputError(where(path, kv.first), key,
+      throw InputError(yaml_where(path, kv.first), key,
                        "unknown key; expected framework, config, model, hardware, launch or measure");
     }
   }

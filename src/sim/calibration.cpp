@@ -612,14 +612,15 @@ void apply_torchtitan(const CalibrationRow& row, Workload& w) {
 
 void apply_knobs(const CalibrationRow& row, Workload& w) {
   const FrameworkPattern* framework = framework_of(row.source);
+  const std::string name = framework ? framework->framework : "";
   if (framework && framework->fsdp) use_fsdp(w);
-  if (framework && std::string(framework->framework) == "torchtitan") apply_torchtitan(row, w);
+  if (name == "torchtitan") apply_torchtitan(row, w);
   // AutoModel's benchmark recipes compute the loss on bf16 logits
   // (MaskedCrossEntropy fp32_upcast: false).
-  if (framework && std::string(framework->framework) == "automodel") w.knobs.loss_fp32 = false;
+  if (name == "automodel") w.knobs.loss_fp32 = false;
   // NeMo and Megatron-Bridge performance recipes turn on TE's userbuffer
   // TP overlap whenever TP > 1 (their tp_comm_overlap configs per model/TP).
-  const bool nemo = framework && (std::string(framework->framework) == "bridge" || std::string(framework->framework) == "nemo");
+  const bool nemo = name == "bridge" || name == "nemo";
   if (nemo && w.plan.tp > 1 && w.knobs.sequence_parallel) w.knobs.tp_comm_overlap = true;
   const std::string text = to_lower(row.notes + " | " + row.precision);
   for (const auto& k : kKnobs) {

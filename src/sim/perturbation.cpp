@@ -8,27 +8,24 @@
 
 #include "attune/recipe/hardware.h"
 #include "attune/util/error.h"
+#include "attune/util/yaml_input.h"
 #include "attune/util/file.h"
 
 namespace attune::sim {
 
 namespace {
 
-SourceLocation where(const std::string& name, const YAML::Node& n) {
-  return {name, n.Mark().line + 1, n.Mark().column + 1};
-}
-
 // A number in (lo, hi]; InputError otherwise.
 double number(const std::string& name, const YAML::Node& n, const std::string& key, double lo, double hi) {
-  if (!n.IsScalar()) throw InputError(where(name, n), key, "expected a number");
+  if (!n.IsScalar()) throw InputError(yaml_where(name, n), key, "expected a number");
   double v = 0;
   try {
     v = n.as<double>();
   } catch (const YAML::Exception&) {
-    throw InputError(where(name, n), key, "expected a number, got '" + n.Scalar() + "'");
+    throw InputError(yaml_where(name, n), key, "expected a number, got '" + n.Scalar() + "'");
   }
   if (!(v > lo && v <= hi)) {
-    throw InputError(where(name, n), key,
+    throw InputError(yaml_where(name, n), key,
                      fmt::format("expected a value in ({}, {}], got {}", lo, hi, n.Scalar()));
   }
   return v;
@@ -65,11 +62,11 @@ void read_gemm(const std::string& name, const YAML::Node& n, Perturbation& p) {
     p.gemm = number(name, n, "gemm", 0, kMaxFactor);
     return;
   }
-  if (!n.IsMap()) throw InputError(where(name, n), "gemm", "expected a number or a mapping {gpu: factor}");
+  if (!n.IsMap()) throw InputError(yaml_where(name, n), "gemm", "expected a number or a mapping {gpu: factor}");
   for (const auto& kv : n) {
     const auto gpu_id = recipe::normalize_gpu(kv.first.as<std::string>());
     if (!gpu_id) {
-      throw InputError(where(name, kv.first), "gemm." + kv.first.as<std::string>(),
+      throw InputError(yaml_where(name, kv.first), "gemm." + kv.first.as<std::string>(),
                        "unknown GPU type (expected h100, h200, b200, gb200, a100)");
     }
     p.gemm_by_gpu[*gpu_id] = number(name, kv.second, "gemm." + *gpu_id, 0, kMaxFactor);
@@ -77,12 +74,12 @@ void read_gemm(const std::string& name, const YAML::Node& n, Perturbation& p) {
 }
 
 void read_levers(const std::string& name, const YAML::Node& n, Perturbation& p) {
-  if (!n.IsMap()) throw InputError(where(name, n), "levers", "expected a mapping {lever: factor}");
+  if (!n.IsMap()) throw InputError(yaml_where(name, n), "levers", "expected a mapping {lever: factor}");
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
     const Field* f = find_field(kLevers, key);
     if (!f) {
-      throw InputError(where(name, kv.first), "levers." + key,
+      throw InputError(yaml_where(name, kv.first), "levers." + key,
                        "unknown lever effect (expected one of: " + fmt::format("{}", fmt::join(lever_effect_names(), ", ")) + ")");
     }
     p.*(f->member) = kv.second.IsScalar() && kv.second.Scalar() == "0"
@@ -92,7 +89,7 @@ void read_levers(const std::string& name, const YAML::Node& n, Perturbation& p) 
 }
 
 void read_stragglers(const std::string& name, const YAML::Node& n, Perturbation& p) {
-  if (!n.IsMap()) throw InputError(where(name, n), "stragglers", "expected a mapping {probability, slowdown}");
+  if (!n.IsMap()) throw InputError(yaml_where(name, n), "stragglers", "expected a mapping {probability, slowdown}");
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
     if (key == "probability") {
@@ -102,7 +99,7 @@ void read_stragglers(const std::string& name, const YAML::Node& n, Perturbation&
     } else if (key == "slowdown") {
       p.straggler_slowdown = number(name, kv.second, "stragglers.slowdown", 0, kMaxFactor);
     } else {
-      throw InputError(where(name, kv.first), "stragglers." + key, "unknown key (expected probability, slowdown)");
+      throw InputError(yaml_where(name, kv.first), "stragglers." + key, "unknown key (expected probability, slowdown)");
     }
   }
 }
@@ -119,7 +116,7 @@ void read_key(const std::string& name, const std::string& key, const YAML::Node&
   } else if (key == "noise_cv") {
     p.noise_cv = value.IsScalar() && value.Scalar() == "0" ? 0.0 : number(name, value, key, 0, 0.5);
   } else {
-    throw InputError(where(name, value), key,
+    throw InputError(yaml_where(name, value), key,
                      "unknown key (expected gemm, attention, nvlink, network, alltoall, memory, levers, noise_cv, "
                      "stragglers)");
   }
@@ -142,12 +139,7 @@ const std::vector<std::string>& lever_effect_names() {
 }
 
 Perturbation parse_perturbation(const std::string& name, const std::string& yaml_text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError({name, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
+  const YAML::Node root = load_yaml(name, yaml_text);
   Perturbation p;
   if (root.IsNull()) return p;  // an empty file: nominal
   if (!root.IsMap()) throw InputError({name, 1, 1}, "", "expected a mapping of factors");

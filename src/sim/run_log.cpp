@@ -608,4 +608,14 @@ double write_run_log(const Workload& w, const Prediction& p, const RunOptions& o
   return total;
 }
 
+RunOptions run_options(const Perturbation& truth, std::uint64_t seed, int steps) {
+  RunOptions o;
+  o.steps = steps;
+  o.seed = seed;
+  o.cv = truth.noise_cv;
+  o.straggler_probability = truth.straggler_probability;
+  o.straggler_slowdown = truth.straggler_slowdown;
+  return o;
+}
+
 }  // namespace attune::sim

@@ -6,28 +6,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include "attune/util/error.h"
+#include "attune/util/yaml_input.h"
 #include "attune/util/file.h"
 
 namespace attune::sim {
 
 namespace {
-
-SourceLocation where(const std::string& path, const YAML::Node& n) {
-  return {path, n.Mark().line + 1, n.Mark().column + 1};
-}
-
-YAML::Node load(const std::string& path, const std::string& text) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError({path, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
-}
-
-std::string scalar(const std::string& path, const YAML::Node& n, const std::string& key) {
-  if (!n.IsScalar()) throw InputError(where(path, n), key, "expected a single value");
-  return n.Scalar();
-}
 
 double number(const std::string& path, const YAML::Node& n, const std::string& key) {
   try {
@@ -35,7 +19,7 @@ double number(const std::string& path, const YAML::Node& n, const std::string& k
     if (v > 0) return v;
   } catch (const YAML::Exception&) {
   }
-  throw InputError(where(path, n), key, "expected a positive number");
+  throw InputError(yaml_where(path, n), key, "expected a positive number");
 }
 
 std::string beside(const std::string& scenario, const std::string& file) {
@@ -44,21 +28,21 @@ std::string beside(const std::string& scenario, const std::string& file) {
 }
 
 void read_key(const std::string& path, const std::string& key, const YAML::Node& v, Scenario& s) {
-  if (key == "name") s.name = scalar(path, v, key);
-  else if (key == "title") s.title = scalar(path, v, key);
-  else if (key == "written_for") s.written_for = scalar(path, v, key);
-  else if (key == "runs_on") s.runs_on = scalar(path, v, key);
-  else if (key == "what_is_off") s.what_is_off = scalar(path, v, key);
-  else if (key == "recipe") s.recipe = beside(path, scalar(path, v, key));
-  else if (key == "perturbation") s.perturbation = beside(path, scalar(path, v, key));
+  if (key == "name") s.name = yaml_scalar(path, v, key);
+  else if (key == "title") s.title = yaml_scalar(path, v, key);
+  else if (key == "written_for") s.written_for = yaml_scalar(path, v, key);
+  else if (key == "runs_on") s.runs_on = yaml_scalar(path, v, key);
+  else if (key == "what_is_off") s.what_is_off = yaml_scalar(path, v, key);
+  else if (key == "recipe") s.recipe = beside(path, yaml_scalar(path, v, key));
+  else if (key == "perturbation") s.perturbation = beside(path, yaml_scalar(path, v, key));
   else if (key == "seed") s.seed = static_cast<std::uint64_t>(number(path, v, key));
   else if (key == "baseline_tokens_per_s_per_gpu") s.baseline_tokens_per_s_per_gpu = number(path, v, key);
   else if (key == "optimum_tokens_per_s_per_gpu") s.optimum_tokens_per_s_per_gpu = number(path, v, key);
   else if (key == "optimum_edits") {
-    if (!v.IsSequence()) throw InputError(where(path, v), key, "expected a list of edits");
-    for (const auto& e : v) s.optimum_edits.push_back(scalar(path, e, key));
+    if (!v.IsSequence()) throw InputError(yaml_where(path, v), key, "expected a list of edits");
+    for (const auto& e : v) s.optimum_edits.push_back(yaml_scalar(path, e, key));
   } else {
-    throw InputError(where(path, v), key,
+    throw InputError(yaml_where(path, v), key,
                      "unknown key (expected name, title, written_for, runs_on, what_is_off, recipe, perturbation, "
                      "seed, baseline_tokens_per_s_per_gpu, optimum_tokens_per_s_per_gpu, optimum_edits)");
   }
@@ -78,7 +62,7 @@ bool is_scenario_file(const std::string& path) {
 }
 
 Scenario read_scenario(const std::string& path) {
-  const YAML::Node root = load(path, read_file(path));
+  const YAML::Node root = load_yaml(path, read_file(path));
   if (!root.IsMap()) throw InputError({path, 1, 1}, "", "expected a mapping");
   Scenario s;
   s.path = path;

@@ -19,43 +19,14 @@
 #include <thread>
 
 #include "attune/gate/correctness_gate.h"
+#include "cluster_test_recipe.h"
 
 namespace attune::cluster {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* kScript = R"(#!/bin/bash
-ARGS=(
-    --num-layers 32
-    --hidden-size 4096
-    --ffn-hidden-size 14336
-    --num-attention-heads 32
-    --group-query-attention
-    --num-query-groups 8
-    --seq-length 8192
-    --max-position-embeddings 8192
-    --swiglu
-    --micro-batch-size 1
-    --global-batch-size 64
-    --train-iters 1000
-    --lr 3e-4
-    --bf16
-    --tensor-model-parallel-size 1
-)
-torchrun --nproc_per_node 1 pretrain_gpt.py "${ARGS[@]}"
-)";
-
-gate::ApprovedRecipe approved() {
-  recipe::RecipeOptions o;
-  o.framework = "megatron";
-  o.model = "llama3-8b";
-  o.hardware.gpu = "h100";
-  o.hardware.nodes = 1;
-  o.hardware.gpus_per_node = 1;
-  const recipe::Recipe r = recipe::Recipe::from_text("pretrain.sh", kScript, o);
-  return gate::CorrectnessGate{}.approve(r, r);
-}
+gate::ApprovedRecipe approved() { return approved_llama3_8b(1, 1); }
 
 // Whether pid is a process that has not exited (a zombie has: the container's
 // init may be slow to reap what it inherits).

@@ -36,6 +36,9 @@ struct RunOptions {
   std::function<void(double simulated_s)> before_lines;
 };
 
+// A run's options under a scenario's hidden truth: its noise and stragglers.
+RunOptions run_options(const Perturbation& truth, std::uint64_t seed, int steps);
+
 // The log formats write_run_log can print: "megatron", "bridge", "nemo",
 // "automodel", "torchtitan", "deepspeed", "hf" (the diagnoser's parser names).
 const std::vector<std::string>& log_flavours();
