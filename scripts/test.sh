@@ -3,7 +3,9 @@
 # an ASan+UBSan build, and a short libFuzzer run of the log parsers
 # (scripts/fuzz.sh, FUZZ_SECONDS per target, default 15). ATTUNE_CORPUS points
 # the corpus test at the real recipe files (default: ../shared/data beside the
-# repository, when present).
+# repository, when present). As root it starts the mock Slurm for the tests
+# labelled slurm (and stops it at the end, unless it was already running);
+# otherwise those tests skip unless SLURM_CONF names a running cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -12,6 +14,18 @@ if [ -z "${ATTUNE_CORPUS:-}" ] && [ -d ../shared/data ]; then
 fi
 export ATTUNE_CORPUS="${ATTUNE_CORPUS:-}"
 jobs="$(nproc)"
+
+echo "== mock Slurm (tests labelled slurm)"
+if [ "$(id -u)" = 0 ]; then
+  mock_dir="${ATTUNE_MOCK_SLURM_DIR:-/tmp/attune-mock-slurm}"
+  already_up=0
+  if [ -f "$mock_dir/env.sh" ] && (. "$mock_dir/env.sh" && timeout 10 sinfo -h >/dev/null 2>&1); then already_up=1; fi
+  eval "$(bash scripts/mock-slurm/start.sh)"
+  if [ "$already_up" = 0 ]; then trap 'bash scripts/mock-slurm/stop.sh >&2' EXIT; fi
+  export ATTUNE_REQUIRE_SLURM=1
+else
+  echo "not root: the mock Slurm cannot be started here; tests labelled slurm skip unless SLURM_CONF names a running one"
+fi
 
 echo "== build (RelWithDebInfo, -Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTUNE_WERROR=ON >/dev/null

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "attune/cli/commands.h"
+#include "attune/cli/diagnosis_output.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
@@ -31,20 +32,13 @@ struct DiagnoseArgs {
 
 diagnose::DiagnoseOptions options_from(const DiagnoseArgs& a) {
   diagnose::DiagnoseOptions o;
-  o.framework = a.framework;
   if (!a.recipe.empty()) {
     recipe::RecipeOptions ro;
     ro.model = a.model;
     ro.hardware.gpu = a.gpu;
-    recipe::Recipe r = recipe::Recipe::load(a.recipe, ro);
-    recipe::Plan p = r.plan();
-    o.model = r.model();
-    o.gpu = p.gpu;
-    o.precision = p.precision;
-    o.world = p.world;
-    o.seq_len = p.seq_len;
-    o.global_batch = p.gbs;
+    o = diagnose_options_for(recipe::Recipe::load(a.recipe, ro));
   }
+  o.framework = a.framework;
   if (!a.model.empty()) {
     const recipe::ModelSpec* m = recipe::find_model_preset(a.model);
     if (!m) throw InputError({}, "--model", "unknown model preset '" + a.model + "'");
@@ -80,7 +74,21 @@ void print_timers(const diagnose::TimeBreakdown& b) {
   if (!parts.empty()) fmt::print("timers      {}\n", fmt::join(parts, " · "));
 }
 
-void print_human(const diagnose::Diagnosis& d) {
+}  // namespace
+
+diagnose::DiagnoseOptions diagnose_options_for(const recipe::Recipe& r) {
+  diagnose::DiagnoseOptions o;
+  const recipe::Plan p = r.plan();
+  o.model = r.model();
+  o.gpu = p.gpu;
+  o.precision = p.precision;
+  o.world = p.world;
+  o.seq_len = p.seq_len;
+  o.global_batch = p.gbs;
+  return o;
+}
+
+void print_diagnosis(const diagnose::Diagnosis& d) {
   fmt::print("framework   {}\n", d.framework.empty() ? "unknown" : d.framework);
   fmt::print("steps       {} logged (last step {}), {} used for the steady state{}\n", d.steps, d.last_step,
              d.steady.samples_used, d.steady.drift ? " — DRIFT: step time keeps rising" : "");
@@ -107,6 +115,8 @@ void print_human(const diagnose::Diagnosis& d) {
   }
   for (const auto& n : d.notes) fmt::print("note        {}\n", n);
 }
+
+namespace {
 
 void print_profile(const diagnose::ProfileSummary& p) {
   auto pct = [](const std::optional<double>& share) { return share ? fmt::format(" ({:.0f}%)", *share * 100) : ""; };
@@ -141,7 +151,7 @@ int run_diagnose(const DiagnoseArgs& a) {
   } else if (a.logs.empty()) {
     print_profile(*d.profile);
   } else {
-    print_human(d);
+    print_diagnosis(d);
     if (d.profile) print_profile(*d.profile);
   }
   return 0;

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   attune::cli::add_check_command(app);
   attune::cli::add_diagnose_command(app);
   attune::cli::add_sim_command(app);
+  attune::cli::add_run_command(app);
+  attune::cli::add_cluster_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,7 @@
 #include <fmt/ostream.h>
 
 #include "attune/cli/commands.h"
+#include "attune/cli/sim_target.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/recipe/recipe.h"
 #include "attune/sim/calibration.h"
@@ -28,45 +29,6 @@
 namespace attune::cli {
 
 namespace {
-
-// A scenario's hidden truth and the seed of its noise: on every command that simulates.
-struct SimOptions {
-  std::string perturb_file;
-  std::optional<std::uint64_t> seed;
-};
-
-void add_sim_options(CLI::App& cmd, SimOptions& o) {
-  cmd.add_option("--sim-perturb", o.perturb_file,
-                 "Perturbation file: the scenario's hidden truth (factors on GEMM efficiency per GPU type, attention, "
-                 "NVLink, network, all-to-all, lever effects, memory; noise and stragglers). Default: the scenario's, "
-                 "else none")
-      ->check(CLI::ExistingFile);
-  cmd.add_option("--sim-seed,--seed", o.seed,
-                 "Seed of the run-to-run noise and stragglers (default: the scenario's, else 1)");
-}
-
-// What a simulating command runs: the recipe (RECIPE may be a scenario file,
-// which names the recipe, its perturbation and its seed) and the hidden truth.
-struct SimTarget {
-  recipe::Recipe recipe;
-  sim::Perturbation perturbation;
-  std::uint64_t seed = 1;
-};
-
-SimTarget load_target(const std::string& file, const recipe::RecipeOptions& options, const SimOptions& sim_options) {
-  std::string recipe_file = file;
-  std::string perturb_file = sim_options.perturb_file;
-  std::uint64_t seed = 1;
-  if (sim::is_scenario_file(file)) {
-    const sim::Scenario scenario = sim::read_scenario(file);
-    recipe_file = scenario.recipe;
-    if (perturb_file.empty()) perturb_file = scenario.perturbation;
-    seed = scenario.seed;
-  }
-  SimTarget t{recipe::Recipe::load(recipe_file, options), {}, sim_options.seed.value_or(seed)};
-  if (!perturb_file.empty()) t.perturbation = sim::read_perturbation(perturb_file);
-  return t;
-}
 
 struct PredictArgs {
   std::string file;

@@ -33,6 +33,7 @@ void read_field(const std::string& file, const std::string& prefix, const std::s
   else if (key == "qos") d.qos = yaml_scalar(file, v, path);
   else if (key == "container") d.container = one_of(file, v, path, {"none", "pyxis"});
   else if (key == "slurm_conf") d.slurm_conf = yaml_scalar(file, v, path);
+  else if (key == "payload") d.payload = one_of(file, v, path, {"command", "sim"});
   else if (key == "time_scale") {
     double t = 0;
     try {
@@ -47,8 +48,23 @@ void read_field(const std::string& file, const std::string& prefix, const std::s
   } else {
     throw InputError(yaml_where(file, v), path,
                      "unknown key (expected backend, partition, account, qos, partitions, container, time_scale, "
-                     "slurm_conf)");
+                     "payload, slurm_conf)");
   }
+}
+
+// The mock Slurm that scripts/mock-slurm/start.sh runs on this machine.
+ClusterDefinition mock_definition() {
+  ClusterDefinition mock;
+  mock.name = "mock";
+  mock.backend = "slurm";
+  mock.partition = "gpu";
+  mock.account = "attune";
+  mock.partitions = {{"h100", "h100"}, {"h200", "h200"}, {"b200", "b200"}};
+  mock.time_scale = 60;
+  mock.payload = "sim";
+  const char* dir = std::getenv("ATTUNE_MOCK_SLURM_DIR");
+  mock.slurm_conf = std::string(dir && *dir ? dir : "/tmp/attune-mock-slurm") + "/etc/slurm.conf";
+  return mock;
 }
 
 std::vector<ClusterDefinition> builtins() {
@@ -58,7 +74,7 @@ std::vector<ClusterDefinition> builtins() {
   ClusterDefinition local;
   local.name = "local";
   local.backend = "local";
-  return {sim, local};
+  return {sim, local, mock_definition()};
 }
 
 void put(std::vector<ClusterDefinition>& all, ClusterDefinition d) {

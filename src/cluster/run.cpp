@@ -1,5 +1,7 @@
 #include "attune/cluster/run.h"
 
+#include <algorithm>
+
 namespace attune::cluster {
 
 std::string to_string(RunState s) {
@@ -22,6 +24,12 @@ bool is_final(RunState s) { return s != RunState::Pending && s != RunState::Runn
 
 double gpu_hours(const RunSpec& spec, double elapsed_s) {
   return static_cast<double>(spec.nodes) * spec.gpus_per_node * elapsed_s / 3600.0;
+}
+
+double run_time_limit_s(double recipe_limit_s, double budget_gpu_hours, int nodes, int gpus_per_node) {
+  if (budget_gpu_hours < 0 || nodes <= 0 || gpus_per_node <= 0) return recipe_limit_s;
+  const double payable_s = budget_gpu_hours * 3600.0 / (static_cast<double>(nodes) * gpus_per_node);
+  return recipe_limit_s > 0 ? std::min(recipe_limit_s, payable_s) : payable_s;
 }
 
 }  // namespace attune::cluster

@@ -26,6 +26,8 @@ Recipe::Recipe(const Recipe& o)
       model_(o.model_),
       hardware_(o.hardware_),
       hardware_source_(o.hardware_source_),
+      launch_(o.launch_),
+      measure_(o.measure_),
       notes_(o.notes_) {}
 
 namespace {
@@ -50,6 +52,8 @@ Recipe Recipe::load(const std::string& path, const RecipeOptions& options) {
     WrapperFile w = parse_wrapper_file(path, text);
     Recipe r = from_text(w.config, read_file(w.config), merge_wrapper(options, w));
     r.wrapper_path_ = path;
+    r.launch_ = std::move(w.launch);
+    r.measure_ = w.measure;
     if (options.hardware.nodes == 0) r.hardware_source_ = "wrapper";
     return r;
   }

@@ -21,21 +21,6 @@ int positive_int(const std::string& path, const YAML::Node& n, const std::string
   throw InputError(yaml_where(path, n), key, "expected a positive integer, got '" + YAML::Dump(n) + "'");
 }
 
-nlohmann::json to_json(const YAML::Node& n) {
-  if (n.IsMap()) {
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& kv : n) j[kv.first.as<std::string>()] = to_json(kv.second);
-    return j;
-  }
-  if (n.IsSequence()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& item : n) j.push_back(to_json(item));
-    return j;
-  }
-  if (n.IsScalar()) return n.as<std::string>();
-  return nullptr;
-}
-
 void read_hardware(const std::string& path, const YAML::Node& hw, WrapperFile& out) {
   if (!hw.IsMap()) throw InputError(yaml_where(path, hw), "hardware", "expected a mapping {gpu, nodes, gpus_per_node}");
   for (const auto& kv : hw) {
@@ -90,9 +75,9 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
     } else if (key == "hardware") {
       read_hardware(path, v, out);
     } else if (key == "launch") {
-      out.launch = to_json(v);
+      out.launch = parse_launch_settings(path, v);
     } else if (key == "measure") {
-      out.measure = to_json(v);
+      out.measure = parse_measure_settings(path, v);
     } else {
       throw InputError(yaml_where(path, kv.first), key,
                        "unknown key; expected framework, config, model, hardware, launch or measure");

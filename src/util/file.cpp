@@ -1,5 +1,7 @@
 #include "attune/util/file.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,6 +61,12 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     throw InputError({path, 0, 0}, "", std::string("cannot replace file: ") + std::strerror(err));
   }
+}
+
+std::string current_executable(const std::string& fallback) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? fallback : self.string();
 }
 
 }  // namespace attune

@@ -9,9 +9,15 @@ namespace {
 
 TEST(ClusterConfig, BuiltInsWithoutAFileAndUserDefinitionsOnTop) {
   const auto builtin = parse_cluster_definitions("c.yaml", "");
-  ASSERT_EQ(builtin.size(), 2u);
+  ASSERT_EQ(builtin.size(), 3u);
   EXPECT_EQ(find_cluster(builtin, "sim").backend, "sim");
   EXPECT_EQ(find_cluster(builtin, "local").backend, "local");
+  const ClusterDefinition& builtin_mock = find_cluster(builtin, "mock");
+  EXPECT_EQ(builtin_mock.backend, "slurm");
+  EXPECT_EQ(builtin_mock.payload, "sim");
+  EXPECT_EQ(builtin_mock.time_scale, 60);
+  EXPECT_EQ(builtin_mock.partitions.at("b200"), "b200");
+  EXPECT_NE(builtin_mock.slurm_conf.find("/etc/slurm.conf"), std::string::npos);
 
   const auto all = parse_cluster_definitions("c.yaml", R"(
 clusters:
@@ -23,12 +29,13 @@ clusters:
     partitions: {h100: h100, b200: b200}
     container: pyxis
     time_scale: 60
+    payload: sim
     slurm_conf: /tmp/mock/slurm.conf
   sim:
     backend: sim
     time_scale: 2
 )");
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 3u);  // mock and sim replaced by the file's
   const auto& mock = find_cluster(all, "mock");
   EXPECT_EQ(mock.backend, "slurm");
   EXPECT_EQ(mock.partition, "gpu");
@@ -37,6 +44,7 @@ clusters:
   EXPECT_EQ(mock.partitions.at("b200"), "b200");
   EXPECT_EQ(mock.container, "pyxis");
   EXPECT_DOUBLE_EQ(mock.time_scale, 60);
+  EXPECT_EQ(mock.payload, "sim");
   EXPECT_EQ(mock.slurm_conf, "/tmp/mock/slurm.conf");
   EXPECT_DOUBLE_EQ(find_cluster(all, "sim").time_scale, 2);  // overrides the built-in
 }

@@ -1,4 +1,4 @@
-#include "attune/cluster/local_cluster.h"
+#include "attune/cluster/local/local_cluster.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "attune/cluster/sim_cluster.h"
+#include "attune/cluster/sim/sim_cluster.h"
 
 #include <gtest/gtest.h>
 

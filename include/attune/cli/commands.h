@@ -26,5 +26,7 @@ void add_recipe_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diagnose_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_cluster_command(CLI::App& app);
 
 }  // namespace attune::cli

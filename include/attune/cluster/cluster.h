@@ -1,10 +1,11 @@
 // Cluster: where approved recipes run. One interface over the backends
 // (cluster/sim: the simulator in-process; cluster/local: a child process on
-// this machine; Slurm next): submit an ApprovedRecipe, poll it, cancel it,
+// this machine; cluster/slurm: sbatch and friends): submit an ApprovedRecipe, poll it, cancel it,
 // read its log, and find it again after attune restarts. Only the gate can
 // make an ApprovedRecipe, so nothing reaches a cluster unchecked.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,10 @@ class Cluster {
   // Re-adopts a run this cluster launched before a restart (its spec as it was
   // launched); throws ClusterError if the cluster no longer knows it.
   virtual void attach(const RunId& id, const RunSpec& spec) = 0;
+  // The run this cluster launched under spec.name, if it still knows it: how
+  // a restarted attune finds a run whose id it never learnt (it died while
+  // submitting). nullopt: no such run was ever launched.
+  virtual std::optional<RunId> find_run(const RunSpec& spec) = 0;
 };
 
 // A cluster refused or lost a run: the message names the setting or the run.

@@ -12,7 +12,13 @@
 //       partitions: {h100: h100, h200: h200, b200: b200}   # partition -> GPU type
 //       container: none            # none | pyxis
 //       time_scale: 60             # simulated seconds per real second (mock jobs)
-//       slurm_conf: /tmp/attune-mock-slurm/slurm.conf
+//       payload: sim               # command (the recipe's launch) | sim (`attune sim job`)
+//       slurm_conf: /tmp/attune-mock-slurm/etc/slurm.conf
+//
+// Built in: `sim` (the simulator in-process), `local` (a child process here)
+// and `mock` (the mock Slurm of scripts/mock-slurm: slurm backend, payload
+// sim, time_scale 60, SLURM_CONF under $ATTUNE_MOCK_SLURM_DIR or
+// /tmp/attune-mock-slurm).
 #pragma once
 
 #include <map>
@@ -30,6 +36,7 @@ struct ClusterDefinition {
   std::map<std::string, std::string> partitions;  // partition -> GPU type
   std::string container = "none";               // none | pyxis
   double time_scale = 1;
+  std::string payload = "command";              // command | sim: jobs run `attune sim job` (mock clusters)
   std::string slurm_conf;                       // "" = the environment's SLURM_CONF
 };
 

@@ -35,16 +35,29 @@ struct RunId {
 };
 
 struct RunSpec {
-  std::string name = "attune";          // job name
+  std::string name = "attune";          // job name; unique per run (find_run looks runs up by it)
   int nodes = 1;
   int gpus_per_node = 8;
   std::string gpu;                      // h100 | h200 | b200 ("" = any)
-  double time_limit_s = 3600;
+  double time_limit_s = 3600;           // simulated seconds on a cluster with a time_scale
   std::string log_path;                 // where the run's log is written
   std::vector<std::string> command;     // argv of the launch (local, slurm); never run through a shell
   std::map<std::string, std::string> env;
+  std::string workdir;                  // where the command starts ("" = attune's working directory)
   int steps = 50;                       // steps a simulated run prints
   double expected_step_s = 0;           // for the hang watchdog (0 = unknown)
+
+  // Slurm only ("" = the cluster's default / Slurm's default).
+  std::string partition;
+  std::string account;
+  std::string qos;
+  std::string constraint;               // --constraint (the GPU type's feature when "" and gpu is set)
+  bool exclusive = true;                // --exclusive: whole nodes, as training runs need
+  std::string container_image;          // pyxis/enroot: srun --container-image
+  std::vector<std::string> container_mounts;  // srun --container-mounts, "src:dst[:flags]"
+  // true: the command runs once per node under srun (a torchrun per node);
+  // false: once, in the batch script itself (a mock cluster's `attune sim job`).
+  bool per_node = true;
 };
 
 struct RunStatus {
@@ -55,5 +68,8 @@ struct RunStatus {
 
 // GPU-hours a run is charged: nodes x GPUs per node x elapsed, failed runs too.
 double gpu_hours(const RunSpec& spec, double elapsed_s);
+// The time limit a run gets: the recipe's, cut to what `budget_gpu_hours`
+// left can pay for on spec's GPUs (budget < 0: no budget).
+double run_time_limit_s(double recipe_limit_s, double budget_gpu_hours, int nodes, int gpus_per_node);
 
 }  // namespace attune::cluster

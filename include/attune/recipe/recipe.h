@@ -15,6 +15,7 @@
 #include "attune/recipe/document.h"
 #include "attune/recipe/framework.h"
 #include "attune/recipe/hardware.h"
+#include "attune/recipe/launch_settings.h"
 #include "attune/recipe/model_spec.h"
 
 namespace attune::recipe {
@@ -48,6 +49,9 @@ class Recipe {
   const std::string& config_path() const { return config_path_; }  // the framework file
   const std::string& wrapper_path() const { return wrapper_path_; }  // "" when none
   const RecipeOptions& options() const { return options_; }
+  // The wrapper's launch: and measure: sections (defaults without a wrapper).
+  const LaunchSettings& launch() const { return launch_; }
+  const MeasureSettings& measure() const { return measure_; }
 
   // Resolved model: preset plus the recipe's own architecture fields; nullopt
   // when neither the recipe nor the user names one.
@@ -102,6 +106,8 @@ class Recipe {
   std::optional<ModelSpec> model_;
   Hardware hardware_;
   std::string hardware_source_ = "flags";
+  LaunchSettings launch_;
+  MeasureSettings measure_;
   std::vector<std::string> notes_;
 };
 

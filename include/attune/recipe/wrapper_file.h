@@ -3,12 +3,10 @@
 // to launch and how long to measure (design.md, "Recipes and levers").
 #pragma once
 
-#include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "attune/recipe/hardware.h"
+#include "attune/recipe/launch_settings.h"
 
 namespace attune::recipe {
 
@@ -18,8 +16,8 @@ struct WrapperFile {
   std::string config;       // the framework file, resolved relative to the wrapper
   std::string model;        // preset name ("" = from the config)
   Hardware hardware;
-  nlohmann::json launch = nlohmann::json::object();   // slurm settings, env
-  nlohmann::json measure = nlohmann::json::object();  // steps, skip_first
+  LaunchSettings launch;     // command, workdir, env, container, slurm
+  MeasureSettings measure;   // steps, skip_first
 };
 
 // True when `text` (YAML) is a wrapper file: a top-level `config:` naming a file

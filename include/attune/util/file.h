@@ -14,4 +14,8 @@ std::string read_file(const std::string& path);
 // Throws InputError naming the file when it cannot be written.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// The absolute path of the running program (Linux: /proc/self/exe); `fallback`
+// when it cannot be found.
+std::string current_executable(const std::string& fallback);
+
 }  // namespace attune

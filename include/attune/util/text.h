@@ -1,9 +1,10 @@
 // Small text helpers every module needs (ASCII case folding, substring test,
-// trimming blanks), in one place so that parsers and matchers agree on them.
+// trimming blanks, splitting), in one place so that parsers and matchers agree on them.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attune {
 
@@ -46,6 +47,27 @@ inline std::string_view trim(std::string_view s) {
   s = trim_left(s);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+// The pieces between `sep`s (an empty text gives one empty piece).
+inline std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  while (true) {
+    const auto at = s.find(sep);
+    out.emplace_back(s.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    s.remove_prefix(at + 1);
+  }
+}
+
+// The lines of a text without their '\n' (and '\r'); no empty last line.
+inline std::vector<std::string> split_lines(std::string_view s) {
+  std::vector<std::string> out = split(s, '\n');
+  if (!out.empty() && out.back().empty()) out.pop_back();
+  for (auto& line : out) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+  }
+  return out;
 }
 
 }  // namespace attune

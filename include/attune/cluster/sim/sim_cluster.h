@@ -25,6 +25,8 @@ class SimCluster : public Cluster {
   void cancel(const RunId& id) override;
   std::string log(const RunId& id) override;
   void attach(const RunId& id, const RunSpec& spec) override;
+  // By the status file beside spec.log_path, which names the run's id.
+  std::optional<RunId> find_run(const RunSpec& spec) override;
 
  private:
   struct Run {

@@ -1,4 +1,4 @@
-#include "attune/cluster/sim_cluster.h"
+#include "attune/cluster/sim/sim_cluster.h"
 
 #include <filesystem>
 #include <fstream>
@@ -41,8 +41,8 @@ RunStatus simulate(const sim::Workload& w, const sim::Prediction& p, sim::RunOpt
 // Beside the log: how the run ended, so a restarted attune can attach to it.
 std::string status_path(const RunSpec& spec) { return spec.log_path + ".status.json"; }
 
-nlohmann::json status_json(const RunStatus& s) {
-  return {{"state", to_string(s.state)}, {"reason", s.reason}, {"elapsed_s", s.elapsed_s}};
+nlohmann::json status_json(const std::string& id, const RunStatus& s) {
+  return {{"id", id}, {"state", to_string(s.state)}, {"reason", s.reason}, {"elapsed_s", s.elapsed_s}};
 }
 
 RunState state_named(const std::string& name) {
@@ -60,6 +60,7 @@ RunId SimCluster::submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec
   if (spec.log_path.empty()) throw ClusterError("run '" + spec.name + "': no log path");
   const sim::Workload w = sim::workload_from_recipe(recipe.recipe());
   const sim::Prediction p = sim::predict(w, truth_);
+  while (runs_.count(std::to_string(next_))) ++next_;  // ids attached after a restart stay taken
   const std::string id = std::to_string(next_++);
   std::ostringstream text;
   // Each run of a campaign draws its own noise, reproducibly from the seed.
@@ -68,7 +69,7 @@ RunId SimCluster::submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec
   std::filesystem::path log(spec.log_path);
   if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
   write_file_atomic(spec.log_path, text.str());
-  write_file_atomic(status_path(spec), status_json(status).dump() + "\n");
+  write_file_atomic(status_path(spec), status_json(id, status).dump() + "\n");
   runs_[id] = Run{spec, status};
   return RunId{name(), id};
 }
@@ -101,6 +102,20 @@ void SimCluster::attach(const RunId& id, const RunSpec& spec) {
     status.reason = j.at("reason").get<std::string>();
     status.elapsed_s = j.at("elapsed_s").get<double>();
     runs_[id.id] = Run{spec, status};
+  } catch (const nlohmann::json::exception& e) {
+    throw ClusterError(path + ": not a run status (" + e.what() + ")");
+  }
+}
+
+// The status file beside the log names the run that wrote it.
+std::optional<RunId> SimCluster::find_run(const RunSpec& spec) {
+  for (const auto& [id, run] : runs_) {
+    if (run.spec.name == spec.name && run.spec.log_path == spec.log_path) return RunId{name(), id};
+  }
+  const std::string path = status_path(spec);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  try {
+    return RunId{name(), nlohmann::json::parse(read_file(path)).at("id").get<std::string>()};
   } catch (const nlohmann::json::exception& e) {
     throw ClusterError(path + ": not a run status (" + e.what() + ")");
   }

@@ -37,7 +37,8 @@ class LocalCluster : public Cluster {
   // Resolves spec.command[0] on PATH (spec.env's PATH if it sets one, else
   // attune's), forks, and in the child: setsid(), stdin from /dev/null,
   // stdout and stderr appended to spec.log_path (parent directories created),
-  // attune's environment plus spec.env, execve. Returns only once the exec
+  // chdir(spec.workdir) when set, attune's environment plus spec.env plus
+  // ATTUNE_RUN=<spec.name>, execve. Returns only once the exec
   // succeeded; an empty command, a bad env key, an unopenable log, a program
   // not on PATH or a failed exec (reported by the child over a close-on-exec
   // pipe) is a ClusterError naming the run and the program or path.
@@ -69,6 +70,12 @@ class LocalCluster : public Cluster {
   // from the attach. A pid reused by an unrelated process cannot be told
   // apart from the run.
   void attach(const RunId& id, const RunSpec& spec) override;
+
+  // A run this object launched under spec.name, else (Linux) a live process
+  // that leads its own group and whose environment has ATTUNE_RUN=<name>: every
+  // run gets that variable. nullopt when neither exists (an ended run launched
+  // by an earlier attune cannot be told from one never launched).
+  std::optional<RunId> find_run(const RunSpec& spec) override;
 
  private:
   using Clock = std::chrono::steady_clock;

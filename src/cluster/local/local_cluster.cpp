@@ -1,4 +1,4 @@
-#include "attune/cluster/local_cluster.h"
+#include "attune/cluster/local/local_cluster.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,6 +35,9 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kExecReportTimeout = std::chrono::seconds(10);  // child's fork..exec
 constexpr auto kReapTimeout = std::chrono::seconds(1);         // a child that failed exec
 constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
+// Set in every run's environment to its RunSpec name, so find_run can find a
+// run again by name after a restart of attune.
+constexpr const char* kRunNameVariable = "ATTUNE_RUN";
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
@@ -189,6 +192,48 @@ Clock::time_point process_start(int pid, Clock::time_point fallback) {
 #endif
 }
 
+// Whether process `pid`'s environment holds exactly `entry` ("NAME=value").
+bool environment_has(long pid, const std::string& entry) {
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string env;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && env.size() < (1u << 20)) env.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  for (std::size_t at = 0; at < env.size();) {
+    const std::size_t end = std::min(env.find('\0', at), env.size());
+    if (std::string_view(env).substr(at, end - at) == entry) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+// The live session leader (a run's first process) whose environment names run
+// `name`; 0 if none (only on Linux).
+int find_run_leader([[maybe_unused]] const std::string& name) {
+#ifdef __linux__
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return 0;
+  const std::string entry = std::string(kRunNameVariable) + "=" + name;
+  int found = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    long pid = 0;
+    const char* pname = e->d_name;
+    const auto [ptr, ec] = std::from_chars(pname, pname + std::strlen(pname), pid);
+    if (ec != std::errc() || *ptr != '\0') continue;
+    const auto st = read_proc_stat(pid);
+    if (!st || st->pgrp != pid || is_zombie(*st) || !environment_has(pid, entry)) continue;
+    found = static_cast<int>(pid);
+    break;
+  }
+  ::closedir(dir);
+  return found;
+#else
+  return 0;
+#endif
+}
+
 // ------------------------------------------------------------ launching
 
 // The program to execve: spec.command[0] as given if it holds a '/', else the
@@ -218,9 +263,11 @@ std::vector<std::string> child_environment(const RunSpec& spec) {
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view kv(*e);
     const std::string key(kv.substr(0, kv.find('=')));
-    if (!spec.env.count(key)) out.emplace_back(kv);
+    if (!spec.env.count(key) && key != kRunNameVariable) out.emplace_back(kv);
   }
+  out.push_back(std::string(kRunNameVariable) + "=" + spec.name);
   for (const auto& [key, value] : spec.env) {
+    if (key == kRunNameVariable) continue;
     if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos)
       throw ClusterError(fmt::format("run '{}': environment variable name '{}' is invalid", spec.name, key));
     out.push_back(key + "=" + value);
@@ -241,7 +288,7 @@ struct ExecReport {
   int stage = 0;
   int err = 0;
 };
-constexpr const char* kStages[] = {"setsid", "redirecting stdin", "redirecting the log", "exec"};
+constexpr const char* kStages[] = {"setsid", "redirecting stdin", "redirecting the log", "changing directory", "exec"};
 
 // Waits up to kReapTimeout for a child that is about to _exit.
 void reap_briefly(int pid) {
@@ -313,12 +360,13 @@ RunId LocalCluster::submit(const gate::ApprovedRecipe& /*recipe*/, const RunSpec
     if (::setsid() < 0) fail(0);
     if (::dup2(null_fd.get(), STDIN_FILENO) < 0) fail(1);
     if (::dup2(log_fd.get(), STDOUT_FILENO) < 0 || ::dup2(log_fd.get(), STDERR_FILENO) < 0) fail(2);
+    if (!spec.workdir.empty() && ::chdir(spec.workdir.c_str()) != 0) fail(3);
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (const int sig : {SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD}) ::signal(sig, SIG_DFL);
     ::execve(program.c_str(), argv.data(), envp.data());
-    fail(3);
+    fail(4);
   }
 
   // The parent: the report pipe closes on a successful exec, or carries why it failed.
@@ -342,8 +390,11 @@ RunId LocalCluster::submit(const gate::ApprovedRecipe& /*recipe*/, const RunSpec
   }
   if (got == sizeof report) {
     reap_briefly(pid);
-    const int stage = std::clamp(report.stage, 0, 3);
+    const int stage = std::clamp(report.stage, 0, 4);
     if (stage == 3)
+      throw ClusterError(fmt::format("run '{}': cannot change to directory '{}': {}", spec.name, spec.workdir,
+                                     errno_text(report.err)));
+    if (stage == 4)
       throw ClusterError(fmt::format("run '{}': cannot run '{}'{}: {}", spec.name, spec.command[0],
                                      program == spec.command[0] ? "" : fmt::format(" ({})", program),
                                      errno_text(report.err)));
@@ -514,6 +565,14 @@ void LocalCluster::attach(const RunId& id, const RunSpec& spec) {
   run.leads_group = ::getpgid(pid) == pid;
   run.start = process_start(pid, now);
   runs_[pid] = std::move(run);
+}
+
+std::optional<RunId> LocalCluster::find_run(const RunSpec& spec) {
+  for (const auto& [pid, run] : runs_) {
+    if (run.spec.name == spec.name) return RunId{"local", std::to_string(pid)};
+  }
+  if (const int pid = find_run_leader(spec.name); pid > 0) return RunId{"local", std::to_string(pid)};
+  return std::nullopt;
 }
 
 }  // namespace attune::cluster

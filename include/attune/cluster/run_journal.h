@@ -1,0 +1,107 @@
+// RunJournal: the append-only record of a campaign's runs, so that Ctrl-C or
+// a crash never leaves a run attune cannot find again. A run is journalled
+// "launching" (its spec, cluster and recipe) before it is submitted,
+// "launched" (the cluster's id) right after submit returns, and finished with
+// its final status; a restarted attune re-adopts what unfinished() lists —
+// by id (Cluster::attach) or, for a run that never got one written down, by
+// name (Cluster::find_run).
+//
+// The file is JSON Lines, one record per line:
+//   {"event":"launching","run":NAME,"cluster":C,"spec":{...},"recipe":PATH,"at":ISO-8601}
+//   {"event":"launched","run":NAME,"cluster":C,"id":ID,"at":...}
+//   {"event":"finished","run":NAME,"status":{"state":S,"reason":R,"elapsed_s":E},"at":...}
+// Each record is one write() of a whole line on an O_APPEND descriptor, then
+// fsync, so a crash leaves at most a torn last line, and several journals
+// (or threads) appending to one file never interleave their lines (on a
+// local file system: NFS does not make O_APPEND atomic across hosts). Reading
+// ignores a torn last line (no newline, or not a record) and removes it from
+// the file before the next append; a bad line anywhere else is an InputError
+// naming the file and line. Later records win: the latest state of each run.
+//
+// Thread-safe: one RunJournal may be shared by the threads watching runs.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/cluster/run.h"
+
+namespace attune::cluster {
+
+struct JournalEntry {
+  std::string run;      // the RunSpec name, unique
+  std::string cluster;  // the cluster's name ("slurm", "local", ...)
+  std::string id;       // the cluster's id of the run; "" until the cluster gave one
+  RunSpec spec;
+  std::string state;    // "launching", "launched", or a final RunState name ("completed", ...)
+  RunStatus status;     // set once finished
+  std::string recipe;   // the recipe file launched (free text)
+};
+
+class RunJournal {
+ public:
+  // Opens (creating its parent directories; the file itself on the first
+  // append) and reads the journal at `path`. InputError naming the file and
+  // line for a corrupt record, or naming the file when it cannot be read.
+  explicit RunJournal(std::string path);
+  ~RunJournal();
+  RunJournal(const RunJournal&) = delete;
+  RunJournal& operator=(const RunJournal&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Before submit. A name already launched or finished is refused
+  // (std::invalid_argument: run names are unique); one still "launching"
+  // (a restart that found it was never submitted) is journalled again.
+  void launching(const std::string& run, const std::string& cluster, const RunSpec& spec, const std::string& recipe);
+  // Right after submit returns (or when a restart found the run by name);
+  // refused (std::invalid_argument) for a run that has finished.
+  void launched(const std::string& run, const RunId& id);
+  // status.state must be final. launched() and finished() for a run never
+  // journalled are std::invalid_argument.
+  void finished(const std::string& run, const RunStatus& status);
+
+  // launching/launched, not finished: what a restart must re-adopt.
+  std::vector<JournalEntry> unfinished() const;
+  std::optional<JournalEntry> find(const std::string& run) const;
+  // The latest state of each run, in launch order.
+  std::vector<JournalEntry> entries() const;
+
+  // An append that fails (disk full, permissions) throws InputError naming
+  // the file, and the in-memory state is left as it was; a short write's
+  // torn line is cut off again where it is still the file's tail.
+
+ private:
+  void load();
+  void apply(const nlohmann::json& record);
+  void append(nlohmann::json record);
+  JournalEntry& entry(const std::string& run, bool create);
+
+  std::string path_;
+  mutable std::mutex mu_;
+  int fd_ = -1;                       // opened for appending on the first append
+  std::optional<long long> repair_;   // a torn tail to cut at this size before appending ...
+  long long loaded_size_ = 0;         // ... if the file is still the size load() read
+  std::vector<JournalEntry> entries_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+// RunSpec and RunStatus as JSON, every field (the journal's "spec" and
+// "status"). Reading: absent keys keep RunSpec's defaults, unknown keys are
+// ignored; a value of the wrong type is an InputError whose key names the
+// field. Non-finite numbers are written as the strings "inf", "-inf", "nan".
+// Strings are written as UTF-8; invalid bytes are replaced (U+FFFD).
+nlohmann::json run_spec_json(const RunSpec& spec);
+RunSpec run_spec_from_json(const nlohmann::json& j);
+nlohmann::json run_status_json(const RunStatus& status);
+RunStatus run_status_from_json(const nlohmann::json& j);
+// The RunState whose to_string() is `name`; nullopt if none.
+std::optional<RunState> run_state_from_string(std::string_view name);
+
+}  // namespace attune::cluster

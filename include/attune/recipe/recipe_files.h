@@ -1,0 +1,22 @@
+// Writing a recipe as it will run: the framework's file with every edit, under
+// its own file name, and beside it an attune wrapper that names it with the
+// model, hardware, launch and measure settings, so the written pair loads back
+// (Recipe::load) as the same recipe. A launched run's directory holds these.
+#pragma once
+
+#include <string>
+
+#include "attune/recipe/recipe.h"
+
+namespace attune::recipe {
+
+struct WrittenRecipe {
+  std::string config;   // the framework file
+  std::string wrapper;  // <stem>.attune.yaml beside it
+};
+
+// Writes both files into `dir` (created), each atomically. Throws
+// std::runtime_error when a file cannot be written.
+WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir);
+
+}  // namespace attune::recipe

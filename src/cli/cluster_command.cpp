@@ -1,0 +1,96 @@
+// `attune cluster check NAME`: whether a cluster definition can run anything
+// (commands found, controller reachable, partitions and GPU types exist), and
+// `attune cluster list`: the clusters attune knows.
+#include <fmt/format.h>
+
+#include "attune/cli/commands.h"
+#include "attune/cluster/cluster_check.h"
+#include "attune/cluster/cluster_config.h"
+#include "attune/util/file.h"
+
+namespace attune::cli {
+
+namespace {
+
+struct ClusterArgs {
+  std::string name;
+  std::string clusters_file;
+  bool json = false;
+};
+
+std::vector<cluster::ClusterDefinition> definitions(const ClusterArgs& a) {
+  const bool default_location = a.clusters_file.empty();
+  return cluster::load_cluster_definitions(default_location ? cluster::default_clusters_path() : a.clusters_file,
+                                           default_location);
+}
+
+int run_check(const ClusterArgs& a) {
+  const auto defs = definitions(a);
+  const cluster::ClusterDefinition& def = cluster::find_cluster(defs, a.name);
+  cluster::CheckContext c;
+  c.attune_binary = current_executable("");
+  const auto items = cluster::check_cluster(def, c);
+  const bool passed = cluster::check_passed(items);
+  if (a.json) {
+    print_json({{"cluster", def.name}, {"backend", def.backend}, {"passed", passed}, {"checks", cluster::to_json(items)}});
+  } else {
+    fmt::print("cluster {} ({})\n", def.name, def.backend);
+    for (const auto& i : items) fmt::print("  {:<4}  {:<20} {}\n", to_string(i.level), i.what, i.detail);
+    fmt::print("{}\n", passed ? "ready" : "NOT READY");
+  }
+  return passed ? 0 : 1;
+}
+
+nlohmann::json definition_json(const cluster::ClusterDefinition& d) {
+  return {{"name", d.name},       {"backend", d.backend},       {"partition", d.partition},
+          {"account", d.account}, {"qos", d.qos},               {"partitions", d.partitions},
+          {"container", d.container}, {"time_scale", d.time_scale}, {"payload", d.payload},
+          {"slurm_conf", d.slurm_conf}};
+}
+
+int run_list(const ClusterArgs& a) {
+  const auto defs = definitions(a);
+  if (a.json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& d : defs) j.push_back(definition_json(d));
+    print_json(j);
+    return 0;
+  }
+  for (const auto& d : defs) {
+    fmt::print("{:<12} {:<6} {}{}{}\n", d.name, d.backend, d.partition.empty() ? "" : "partition " + d.partition,
+               d.time_scale != 1 ? fmt::format(" time_scale {}", d.time_scale) : "",
+               d.payload == "sim" ? " payload sim" : "");
+  }
+  return 0;
+}
+
+void add_common(CLI::App& cmd, ClusterArgs& a) {
+  cmd.add_option("--clusters", a.clusters_file,
+                 "Cluster definitions (YAML; default ~/.config/attune/clusters.yaml when it exists)")
+      ->check(CLI::ExistingFile);
+  cmd.add_flag("--json", a.json, "Print JSON");
+}
+
+}  // namespace
+
+void add_cluster_command(CLI::App& app) {
+  CLI::App* cluster = app.add_subcommand("cluster", "The clusters attune runs on: check one, list them");
+  cluster->require_subcommand(1);
+
+  auto check = std::make_shared<ClusterArgs>();
+  CLI::App* c = cluster->add_subcommand(
+      "check",
+      "Verify a cluster: for Slurm, the client commands, the controller, each partition and its GPU type, the account "
+      "and accounting; for local, the GPUs; for a mock cluster, the attune binary its jobs run. Exit status 0 when "
+      "nothing failed, 1 otherwise");
+  c->add_option("NAME", check->name, "Cluster name (sim, local, mock, or one in the clusters file)")->required();
+  add_common(*c, *check);
+  c->callback([check]() { command_status() = run_check(*check); });
+
+  auto list = std::make_shared<ClusterArgs>();
+  CLI::App* l = cluster->add_subcommand("list", "List the clusters: the built-in ones and the clusters file's");
+  add_common(*l, *list);
+  l->callback([list]() { command_status() = run_list(*list); });
+}
+
+}  // namespace attune::cli

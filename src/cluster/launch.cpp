@@ -1,0 +1,120 @@
+#include "attune/cluster/launch.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "attune/recipe/recipe_files.h"
+#include "attune/sim/step_model.h"
+#include "attune/sim/workload.h"
+#include "attune/util/error.h"
+
+namespace attune::cluster {
+
+namespace {
+
+std::vector<std::string> with_config(std::vector<std::string> argv, const std::string& config) {
+  for (auto& a : argv) {
+    for (std::size_t at = a.find("{config}"); at != std::string::npos; at = a.find("{config}", at + config.size()))
+      a.replace(at, 8, config);
+  }
+  return argv;
+}
+
+// What one step should take, from the analytic model (never the scenario's
+// hidden truth: the watchdog only needs the order of magnitude). 0 = unknown.
+double expected_step_s(const recipe::Recipe& r) {
+  try {
+    const sim::Prediction p = sim::predict(sim::workload_from_recipe(r), {}, sim::Detail::Numbers);
+    return p.ok ? p.step_time_s : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::string& wrapper, double time_scale,
+                                         int steps) {
+  if (q.attune_binary.empty()) throw InputError({}, "--cluster", "a cluster with payload sim needs the attune binary");
+  std::vector<std::string> argv = {q.attune_binary, "sim", "job", wrapper, "--time-scale", fmt::format("{}", time_scale),
+                                   "--steps", std::to_string(steps), "--sim-seed", std::to_string(q.seed)};
+  if (!q.sim_perturb.empty()) {
+    argv.push_back("--sim-perturb");
+    argv.push_back(std::filesystem::absolute(q.sim_perturb).string());
+  }
+  return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> default_launch_command(const recipe::Recipe& r) {
+  using recipe::Framework;
+  switch (r.framework()) {
+    case Framework::Megatron:
+      if (r.dialect() == "script") return {"bash", "{config}"};
+      return {"torchrun", "pretrain_gpt.py", "--yaml-cfg", "{config}"};
+    case Framework::Bridge: return {"torchrun", "scripts/training/run_recipe.py", "--config-file", "{config}"};
+    case Framework::Torchtitan: return {"torchrun", "-m", "torchtitan.train", "--job.config_file", "{config}"};
+    case Framework::AutoModel: return {"torchrun", "-m", "nemo_automodel.cli.app", "{config}"};
+    case Framework::Axolotl: return {"torchrun", "-m", "axolotl.cli.train", "{config}"};
+    case Framework::HyperPod: return {};
+  }
+  return {};
+}
+
+RunSpec prepare_launch(const recipe::Recipe& recipe, const ClusterDefinition& cluster, const LaunchRequest& q) {
+  const recipe::LaunchSettings& l = recipe.launch();
+  const recipe::Hardware& hw = recipe.hardware();
+  const std::string dir = std::filesystem::absolute(q.run_dir).string();
+  const recipe::WrittenRecipe files = recipe::write_recipe_files(recipe, dir);
+
+  RunSpec s;
+  s.name = q.run_name;
+  s.nodes = hw.nodes > 0 ? hw.nodes : 1;
+  s.gpus_per_node = hw.gpus_per_node > 0 ? hw.gpus_per_node : 8;
+  s.gpu = hw.gpu;
+  s.log_path = (std::filesystem::path(dir) / "run.log").string();
+  s.steps = q.steps > 0 ? q.steps : recipe.measure().steps > 0 ? recipe.measure().steps : 50;
+  s.expected_step_s = expected_step_s(recipe);
+  s.time_limit_s = run_time_limit_s(l.time_limit_s > 0 ? l.time_limit_s : q.default_time_limit_s, q.budget_gpu_hours,
+                                    s.nodes, s.gpus_per_node);
+  s.partition = l.partition;
+  s.account = l.account;
+  s.qos = l.qos;
+  s.constraint = l.constraint;
+  s.exclusive = l.exclusive;
+
+  if (cluster.payload == "sim") {
+    // A mock cluster: the job prints the log the framework would, at the
+    // simulated pace divided by the time scale. Nothing of the recipe's own
+    // launch runs, so its container and environment are not asked for.
+    s.command = sim_job_command(q, files.wrapper, cluster.time_scale, s.steps);
+    s.per_node = false;
+    s.workdir = dir;
+    return s;
+  }
+  if (cluster.backend == "sim") return s;  // in-process: nothing is executed
+
+  const std::vector<std::string> argv = l.command.empty() ? default_launch_command(recipe) : l.command;
+  if (argv.empty())
+    throw InputError({recipe.wrapper_path(), 0, 0}, "launch.command",
+                     fmt::format("{} recipes have no standard launch; say the command in the wrapper's launch.command",
+                                 recipe::framework_title(recipe.framework())));
+  s.command = with_config(argv, files.config);
+  s.env = l.env;
+  s.workdir = l.workdir;
+  s.container_image = l.container_image;
+  s.container_mounts = l.container_mounts;
+  s.per_node = cluster.backend == "slurm";
+  if (cluster.backend == "local") {
+    if (s.nodes > 1)
+      throw InputError({recipe.wrapper_path(), 0, 0}, "hardware.nodes",
+                       fmt::format("cluster '{}' is this one machine; the recipe asks for {} nodes", cluster.name, s.nodes));
+    // One node here: torchrun's own defaults for a single node.
+    s.env.emplace("PET_NPROC_PER_NODE", std::to_string(s.gpus_per_node));
+    s.env.emplace("PET_NNODES", "1");
+  }
+  return s;
+}
+
+}  // namespace attune::cluster

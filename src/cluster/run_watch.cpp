@@ -1,0 +1,339 @@
+#include "attune/cluster/run_watch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "attune/diagnose/log_line.h"
+#include "attune/diagnose/log_parser.h"
+#include "attune/diagnose/log_pass.h"
+#include "attune/diagnose/log_reader.h"
+
+namespace attune::cluster {
+
+// ------------------------------------------------------------ StepCounter
+
+StepCounter::StepCounter() { reset(); }
+
+StepCounter::~StepCounter() = default;
+
+void StepCounter::reset() {
+  reader_ = std::make_unique<diagnose::LogReader>(
+      [this](const diagnose::LogLine& l) { on_line(l.text, l.line, l.rank); });
+  parser_.reset();
+  sink_ = std::make_unique<diagnose::ParseSink>();
+  held_.clear();
+  frozen_ = false;
+  held_grew_ = false;
+  finished_ = false;
+}
+
+long StepCounter::feed(std::string_view text) {
+  if (finished_ || text.empty()) return steps();
+  reader_->feed(text);
+  if (!frozen_ && held_grew_) redetect();
+  return steps();
+}
+
+long StepCounter::finish() {
+  if (finished_) return steps();
+  reader_->finish();
+  if (!frozen_) {
+    // The diagnoser's verdict on a whole log shorter than its window.
+    redetect();
+    if (!parser_) start_parser("megatron");
+    held_.clear();
+    frozen_ = true;
+  }
+  finished_ = true;
+  return steps();
+}
+
+long StepCounter::steps() const { return static_cast<long>(sink_->samples.size()); }
+
+long StepCounter::last_step() const { return sink_->samples.empty() ? 0 : sink_->samples.back().step; }
+
+std::string StepCounter::framework() const { return parser_ ? parser_->framework() : ""; }
+
+void StepCounter::on_line(std::string_view text, long line, int rank) {
+  if (frozen_) {
+    parser_->feed(diagnose::LogLine{text, line, rank}, *sink_);
+    return;
+  }
+  held_.push_back(Held{std::string(text), line, rank});
+  held_grew_ = true;
+  if (parser_) {
+    const Held& h = held_.back();
+    parser_->feed(diagnose::LogLine{h.text, h.line, h.rank}, *sink_);
+  }
+  if (held_.size() >= diagnose::LogPass::kDetectLines) {
+    // The window closes: the verdict is final (the diagnoser's fallback,
+    // Megatron, when no parser found evidence) and lines stop being held.
+    redetect();
+    if (!parser_) start_parser("megatron");
+    held_.clear();
+    frozen_ = true;
+  }
+}
+
+void StepCounter::redetect() {
+  held_grew_ = false;
+  std::vector<std::string> first;
+  first.reserve(held_.size());
+  for (const Held& h : held_) first.push_back(h.text);
+  const std::string fw = diagnose::detect_framework(first);
+  if (fw.empty() || (parser_ && parser_->framework() == fw)) return;
+  start_parser(fw);
+}
+
+// A new verdict: parse every held line again with that framework's parser.
+void StepCounter::start_parser(const std::string& framework) {
+  parser_ = diagnose::make_parser(framework);
+  sink_ = std::make_unique<diagnose::ParseSink>();
+  for (const Held& h : held_) parser_->feed(diagnose::LogLine{h.text, h.line, h.rank}, *sink_);
+}
+
+// ------------------------------------------------------------ watch_run
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRetries = 3;                // a failing poll/log is retried this often, then rethrown
+constexpr double kSleepSlice_s = 0.1;      // the default sleep checks `interrupted` this often
+constexpr double kMinWait_s = 0.001;       // never spin
+constexpr std::size_t kLogPrefix = 4096;   // bytes kept to notice a replaced log
+
+// "0.52", "12.3", "1234": seconds for a message.
+std::string seconds_text(double s) {
+  if (!std::isfinite(s)) return fmt::format("{}", s);
+  if (std::fabs(s) >= 100) return fmt::format("{:.0f}", s);
+  return fmt::format("{:.3g}", s);
+}
+
+double positive_or(double v, double fallback) { return std::isfinite(v) && v > 0 ? v : fallback; }
+
+class Watch {
+ public:
+  Watch(Cluster& cluster, const RunId& id, const RunSpec& spec, const WatchOptions& o)
+      : cluster_(cluster), id_(id), spec_(spec), o_(o), t0_(Clock::now()) {
+    scale_ = positive_or(o.time_scale, 1.0);
+    poll_min_ = positive_or(o.poll_min_s, 0.5);
+    poll_max_ = std::max(poll_min_, positive_or(o.poll_max_s, poll_min_));
+    backoff_ = std::isfinite(o.backoff) ? std::max(1.0, o.backoff) : 1.0;
+    const double limit_s = spec.time_limit_s > 0 && std::isfinite(spec.time_limit_s) ? spec.time_limit_s : 0;
+    bound_span_s_ = limit_s / scale_ + std::max(0.0, o.grace_s);
+    bound_at_ = bound_span_s_;
+    const double expected = spec.expected_step_s > 0 && std::isfinite(spec.expected_step_s) ? spec.expected_step_s : 0;
+    quiet_limit_s_ = std::max(std::max(0.0, o.min_hang_s), std::max(0.0, o.hang_factor) * expected) / scale_;
+    startup_s_ = std::max(0.0, o.startup_allowance_s) / scale_;
+    if (o.sleep) {
+      sleep_ = o.sleep;
+    } else {
+      sleep_ = [interrupted = o.interrupted](double seconds) {
+        const auto end =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+        while (true) {
+          if (interrupted && interrupted()) return;
+          const double left = std::chrono::duration<double>(end - Clock::now()).count();
+          if (left <= 0) return;
+          std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, kSleepSlice_s)));
+        }
+      };
+    }
+  }
+
+  RunStatus run() {
+    double interval = poll_min_;
+    while (true) {
+      if (o_.interrupted && o_.interrupted()) return stop(RunState::Cancelled, "interrupted");
+      const RunStatus st = retrying([&] { return cluster_.poll(id_); });
+      last_ = st;
+      const double t = now();
+      if (!anchored_ && st.state != RunState::Pending) {
+        // The bound counts from the run's start, which its elapsed time tells.
+        anchored_ = true;
+        const double elapsed = std::isfinite(st.elapsed_s) ? std::max(0.0, st.elapsed_s) : 0.0;
+        bound_at_ = t - elapsed / scale_ + bound_span_s_;
+      }
+      if (is_final(st.state)) {
+        read_log(true);
+        report(st.state, st.elapsed_s, t);
+        return st;
+      }
+      const bool grew = read_log(false);
+      // (Re)starts: first seen Running, Running again after a requeue, or a
+      // log begun anew. The start-up allowance applies again until a step.
+      if (st.state == RunState::Running && (!seen_running_ || previous_state_ != RunState::Running || restarted_)) {
+        seen_running_ = true;
+        running_since_ = t;
+        any_step_ = false;
+      }
+      restarted_ = false;
+      previous_state_ = st.state;
+      if (steps_ > steps_before_) {
+        last_step_at_ = t;
+        any_step_ = true;
+      }
+      steps_before_ = steps_;
+      report(st.state, st.elapsed_s, t);
+
+      if (t >= bound_at_) return stop(RunState::Timeout, timeout_reason(t));
+      double next = bound_at_;
+      if (st.state == RunState::Running) {
+        const double hang_at =
+            any_step_ ? last_step_at_ + quiet_limit_s_ : running_since_ + startup_s_ + quiet_limit_s_;
+        if (t >= hang_at) return stop(RunState::Hang, hang_reason(t));
+        next = std::min(next, hang_at);
+      }
+      if (grew) interval = poll_min_;
+      sleep_(std::max(kMinWait_s, std::min(interval, next - t)));
+      interval = std::min(poll_max_, interval * backoff_);
+    }
+  }
+
+ private:
+  double now() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+
+  // Calls f, retrying a ClusterError up to kRetries times with a growing pause.
+  template <class F>
+  std::invoke_result_t<F&> retrying(F&& f) {
+    double pause = poll_min_;
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return f();
+      } catch (const ClusterError&) {
+        if (attempt >= kRetries) throw;
+      }
+      sleep_(pause);
+      pause = std::min(poll_max_, pause * std::max(backoff_, 1.5));
+    }
+  }
+
+  // Reads the log and counts what is new; true when it grew. `final`: the
+  // run has ended, so a last line without a newline counts too.
+  bool read_log(bool final) {
+    std::string text;
+    try {
+      text = retrying([&] { return cluster_.log(id_); });
+    } catch (const ClusterError&) {
+      if (final) return false;  // the run's end is known: its step count is a detail
+      throw;
+    }
+    if (text.size() < offset_ || text.compare(0, prefix_.size(), prefix_) != 0) {
+      counter_.reset();  // truncated or replaced: count again from the start
+      offset_ = 0;
+      prefix_.clear();
+      steps_before_ = 0;
+      restarted_ = true;
+    }
+    const bool grew = text.size() > offset_;
+    if (grew) counter_.feed(std::string_view(text).substr(offset_));
+    offset_ = text.size();
+    if (prefix_.size() < kLogPrefix) prefix_ = text.substr(0, std::min(kLogPrefix, text.size()));
+    steps_ = final ? counter_.finish() : counter_.steps();
+    return grew;
+  }
+
+  void report(RunState state, double elapsed_s, double t) {
+    if (reported_ && state == reported_state_ && steps_ == reported_steps_) return;
+    reported_ = true;
+    reported_state_ = state;
+    reported_steps_ = steps_;
+    if (!o_.on_progress) return;
+    WatchProgress p;
+    p.state = state;
+    p.steps = steps_;
+    p.elapsed_s = elapsed_s;
+    if (seen_running_) p.since_last_step_s = (t - (any_step_ ? last_step_at_ : running_since_)) * scale_;
+    o_.on_progress(p);
+  }
+
+  std::string hang_reason(double t) const {
+    const double quiet = (t - (any_step_ ? last_step_at_ : running_since_)) * scale_;
+    const std::string expected =
+        spec_.expected_step_s > 0 ? seconds_text(spec_.expected_step_s) + " s" : std::string("unknown");
+    return fmt::format("no new step for {} s (expected step time {}){}", seconds_text(quiet), expected,
+                       any_step_ ? "" : ", none since the run started");
+  }
+
+  std::string timeout_reason(double t) const {
+    const std::string scale = scale_ == 1 ? "" : fmt::format(" (at time scale {})", seconds_text(scale_));
+    const std::string limit = spec_.time_limit_s > 0
+                                  ? fmt::format("its time limit of {} s{} plus a grace of {} s",
+                                                seconds_text(spec_.time_limit_s), scale, seconds_text(o_.grace_s))
+                                  : fmt::format("a grace of {} s (no time limit)", seconds_text(o_.grace_s));
+    if (!anchored_) return fmt::format("still pending after {} s, past {}", seconds_text(t), limit);
+    return fmt::format("not finished within {}", limit);
+  }
+
+  // Cancels the run and reports `state`, unless the run ended by itself first.
+  RunStatus stop(RunState state, std::string reason) {
+    retrying([&] {
+      cluster_.cancel(id_);
+      return 0;
+    });
+    RunStatus after = last_;
+    try {
+      after = retrying([&] { return cluster_.poll(id_); });
+    } catch (const ClusterError&) {
+      after.state = RunState::Cancelled;  // cancelled; its elapsed time stays the last one seen
+    }
+    RunStatus out;
+    if (is_final(after.state) && after.state != RunState::Cancelled) {
+      out = after;  // it ended by itself
+    } else {
+      out.state = state;
+      out.reason = std::move(reason);
+      out.elapsed_s = after.elapsed_s;
+    }
+    read_log(true);
+    report(out.state, out.elapsed_s, now());
+    return out;
+  }
+
+  Cluster& cluster_;
+  const RunId& id_;
+  const RunSpec& spec_;
+  const WatchOptions& o_;
+  const Clock::time_point t0_;
+  std::function<void(double)> sleep_;
+
+  double scale_ = 1, poll_min_ = 0.5, poll_max_ = 15, backoff_ = 1.5;
+  double bound_span_s_ = 0;   // real seconds from the run's start to the bound
+  double bound_at_ = 0;       // watch time of the bound
+  double quiet_limit_s_ = 0;  // real seconds without a new step that make a hang
+  double startup_s_ = 0;      // real seconds allowed before the first step, on top
+
+  RunStatus last_;
+  bool anchored_ = false;
+  bool seen_running_ = false;
+  bool restarted_ = false;    // the log began anew since the last wake-up
+  RunState previous_state_ = RunState::Pending;
+  double running_since_ = 0;
+  double last_step_at_ = 0;
+  bool any_step_ = false;
+
+  StepCounter counter_;
+  std::size_t offset_ = 0;
+  std::string prefix_;
+  long steps_ = 0;
+  long steps_before_ = 0;
+
+  bool reported_ = false;
+  RunState reported_state_ = RunState::Pending;
+  long reported_steps_ = 0;
+};
+
+}  // namespace
+
+RunStatus watch_run(Cluster& cluster, const RunId& id, const RunSpec& spec, const WatchOptions& o) {
+  return Watch(cluster, id, spec, o).run();
+}
+
+}  // namespace attune::cluster

@@ -1,0 +1,46 @@
+#include "attune/recipe/recipe_files.h"
+
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "attune/util/file.h"
+
+namespace attune::recipe {
+
+namespace {
+
+std::string wrapper_text(const Recipe& r, const std::string& config_name) {
+  YAML::Node w(YAML::NodeType::Map);
+  w["framework"] = to_string(r.framework());
+  w["config"] = config_name;
+  if (!r.options().model.empty()) w["model"] = r.options().model;  // else the file itself says
+  YAML::Node hw(YAML::NodeType::Map);
+  if (!r.hardware().gpu.empty()) hw["gpu"] = r.hardware().gpu;
+  if (r.hardware().nodes > 0) hw["nodes"] = r.hardware().nodes;
+  if (r.hardware().gpus_per_node > 0) hw["gpus_per_node"] = r.hardware().gpus_per_node;
+  if (hw.size() > 0) w["hardware"] = hw;
+  const YAML::Node launch = launch_settings_yaml(r.launch());
+  if (launch.size() > 0) w["launch"] = launch;
+  const YAML::Node measure = measure_settings_yaml(r.measure());
+  if (measure.size() > 0) w["measure"] = measure;
+  YAML::Emitter out;
+  out << w;
+  return "# attune wrapper: the recipe as launched (written by attune)\n" + std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path source(recipe.config_path());
+  const std::string name = source.filename().string();
+  WrittenRecipe out;
+  out.config = (std::filesystem::path(dir) / name).string();
+  out.wrapper = (std::filesystem::path(dir) / (source.stem().string() + ".attune.yaml")).string();
+  write_file_atomic(out.config, recipe.document().text());
+  write_file_atomic(out.wrapper, wrapper_text(recipe, name));
+  return out;
+}
+
+}  // namespace attune::recipe
