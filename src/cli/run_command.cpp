@@ -85,6 +85,11 @@ std::string stem_of(const std::string& path) {
       break;
     }
   }
+  // A scenario file is named for its directory (recipes/scenarios/<name>/scenario.yaml).
+  if (stem == "scenario") {
+    const std::string dir = std::filesystem::path(path).parent_path().filename().string();
+    if (!dir.empty()) return dir;
+  }
   return stem;
 }
 

@@ -183,7 +183,8 @@ class Checker {
 
   void check_attune_binary() {
     const std::string& b = c_.attune_binary;
-    if (!b.empty() && ::access(b.c_str(), X_OK) == 0) add("payload", CheckLevel::Ok, "jobs run " + b + " sim job");
+    std::error_code ec;
+    if (!b.empty() && std::filesystem::is_regular_file(b, ec) && ::access(b.c_str(), X_OK) == 0) add("payload", CheckLevel::Ok, "jobs run " + b + " sim job");
     else add("payload", CheckLevel::Fail, "jobs run `attune sim job` but the attune binary '" + b + "' is not executable");
   }
 

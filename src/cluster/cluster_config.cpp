@@ -44,7 +44,7 @@ void read_field(const std::string& file, const std::string& prefix, const std::s
     d.time_scale = t;
   } else if (key == "partitions") {
     if (!v.IsMap()) throw InputError(yaml_where(file, v), path, "expected a mapping {partition: gpu type}");
-    for (const auto& kv : v) d.partitions[kv.first.as<std::string>()] = yaml_scalar(file, kv.second, path);
+    for (const auto& kv : v) d.partitions[yaml_key(file, kv.first, path)] = yaml_scalar(file, kv.second, path);
   } else {
     throw InputError(yaml_where(file, v), path,
                      "unknown key (expected backend, partition, account, qos, partitions, container, time_scale, "
@@ -98,10 +98,10 @@ std::vector<ClusterDefinition> parse_cluster_definitions(const std::string& name
   if (!clusters.IsMap()) throw InputError(yaml_where(name, clusters), "clusters", "expected a mapping of cluster names");
   for (const auto& c : clusters) {
     ClusterDefinition d;
-    d.name = c.first.as<std::string>();
+    d.name = yaml_key(name, c.first, "clusters");
     const std::string prefix = "clusters." + d.name + ".";
     if (!c.second.IsMap()) throw InputError(yaml_where(name, c.second), "clusters." + d.name, "expected a mapping");
-    for (const auto& kv : c.second) read_field(name, prefix, kv.first.as<std::string>(), kv.second, d);
+    for (const auto& kv : c.second) read_field(name, prefix, yaml_key(name, kv.first, "clusters." + d.name), kv.second, d);
     if (d.backend.empty()) throw InputError(yaml_where(name, c.second), prefix + "backend", "missing: sim, local or slurm");
     put(all, std::move(d));
   }

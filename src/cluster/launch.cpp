@@ -70,9 +70,11 @@ RunSpec prepare_launch(const recipe::Recipe& recipe, const ClusterDefinition& cl
 
   RunSpec s;
   s.name = q.run_name;
-  s.nodes = hw.nodes > 0 ? hw.nodes : 1;
-  s.gpus_per_node = hw.gpus_per_node > 0 ? hw.gpus_per_node : 8;
-  s.gpu = hw.gpu;
+  // The plan's hardware: the flags' or the wrapper's, else the recipe file's own (a HyperPod recipe's nodes).
+  const recipe::Plan plan = recipe.plan();
+  s.nodes = plan.nodes > 0 ? plan.nodes : hw.nodes > 0 ? hw.nodes : 1;
+  s.gpus_per_node = plan.gpus_per_node > 0 ? plan.gpus_per_node : hw.gpus_per_node > 0 ? hw.gpus_per_node : 8;
+  s.gpu = !plan.gpu.empty() ? plan.gpu : hw.gpu;
   s.log_path = (std::filesystem::path(dir) / "run.log").string();
   s.steps = q.steps > 0 ? q.steps : recipe.measure().steps > 0 ? recipe.measure().steps : 50;
   s.expected_step_s = expected_step_s(recipe);

@@ -30,7 +30,7 @@ std::map<std::string, std::string> read_env(const std::string& file, const YAML:
   if (!n.IsMap()) throw InputError(yaml_where(file, n), "launch.env", "expected a mapping {NAME: value}");
   std::map<std::string, std::string> out;
   for (const auto& kv : n) {
-    const std::string name = kv.first.as<std::string>();
+    const std::string name = yaml_scalar(file, kv.first, "launch.env");
     bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
     for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
     if (!ok) throw InputError(yaml_where(file, kv.first), "launch.env." + name, "not a valid environment variable name");
@@ -42,7 +42,7 @@ std::map<std::string, std::string> read_env(const std::string& file, const YAML:
 void read_container(const std::string& file, const YAML::Node& n, LaunchSettings& s) {
   if (!n.IsMap()) throw InputError(yaml_where(file, n), "launch.container", "expected a mapping {image, mounts}");
   for (const auto& kv : n) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_scalar(file, kv.first, "launch.container");
     if (key == "image") s.container_image = yaml_scalar(file, kv.second, "launch.container.image");
     else if (key == "mounts") s.container_mounts = read_list(file, kv.second, "launch.container.mounts");
     else throw InputError(yaml_where(file, kv.first), "launch.container." + key, "unknown key; expected image or mounts");
@@ -52,7 +52,7 @@ void read_container(const std::string& file, const YAML::Node& n, LaunchSettings
 void read_slurm(const std::string& file, const YAML::Node& n, LaunchSettings& s) {
   if (!n.IsMap()) throw InputError(yaml_where(file, n), "launch.slurm", "expected a mapping");
   for (const auto& kv : n) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_scalar(file, kv.first, "launch.slurm");
     const std::string path = "launch.slurm." + key;
     if (key == "partition") s.partition = yaml_scalar(file, kv.second, path);
     else if (key == "account") s.account = yaml_scalar(file, kv.second, path);
@@ -101,10 +101,12 @@ double parse_time_limit_s(const std::string& text) {
     return v * (unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400);
   }
   double days = 0;
+  bool has_days = false;  // Slurm's D-H[:M[:S]]: after a dash, the first number is hours
   std::string rest = text;
   if (const auto dash = rest.find('-'); dash != std::string::npos) {
     days = number(rest.substr(0, dash));
     if (days < 0) return -1;
+    has_days = true;
     rest = rest.substr(dash + 1);
   }
   std::vector<double> parts;
@@ -118,8 +120,8 @@ double parse_time_limit_s(const std::string& text) {
     at = colon + 1;
   }
   if (parts.size() > 3) return -1;
-  if (parts.size() == 1) return days > 0 ? days * 86400 + parts[0] * 3600 : parts[0] * 60;  // Slurm: bare minutes
-  if (parts.size() == 2) return days > 0 ? days * 86400 + parts[0] * 3600 + parts[1] * 60 : parts[0] * 60 + parts[1];
+  if (parts.size() == 1) return has_days ? days * 86400 + parts[0] * 3600 : parts[0] * 60;  // Slurm: bare minutes
+  if (parts.size() == 2) return has_days ? days * 86400 + parts[0] * 3600 + parts[1] * 60 : parts[0] * 60 + parts[1];
   return days * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2];
 }
 
@@ -137,7 +139,7 @@ LaunchSettings parse_launch_settings(const std::string& file, const YAML::Node& 
   if (node.IsNull()) return s;
   if (!node.IsMap()) throw InputError(yaml_where(file, node), "launch", "expected a mapping");
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_scalar(file, kv.first, "launch");
     if (key == "command") {
       s.command = read_list(file, kv.second, "launch.command");
       if (s.command.empty() || s.command[0].empty())
@@ -163,7 +165,7 @@ MeasureSettings parse_measure_settings(const std::string& file, const YAML::Node
   if (node.IsNull()) return m;
   if (!node.IsMap()) throw InputError(yaml_where(file, node), "measure", "expected a mapping {steps, skip_first}");
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_scalar(file, kv.first, "measure");
     if (key == "steps") m.steps = non_negative_int(file, kv.second, "measure.steps");
     else if (key == "skip_first") m.skip_first = non_negative_int(file, kv.second, "measure.skip_first");
     else throw InputError(yaml_where(file, kv.first), "measure." + key, "unknown key; expected steps or skip_first");

@@ -24,7 +24,7 @@ int positive_int(const std::string& path, const YAML::Node& n, const std::string
 void read_hardware(const std::string& path, const YAML::Node& hw, WrapperFile& out) {
   if (!hw.IsMap()) throw InputError(yaml_where(path, hw), "hardware", "expected a mapping {gpu, nodes, gpus_per_node}");
   for (const auto& kv : hw) {
-    std::string key = kv.first.as<std::string>();
+    std::string key = yaml_key(path, kv.first, "hardware");
     if (key == "gpu") {
       std::string g = yaml_scalar(path, kv.second, "hardware.gpu");
       auto norm = normalize_gpu(g);
@@ -57,7 +57,7 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
   WrapperFile out;
   out.path = path;
   for (const auto& kv : root) {
-    std::string key = kv.first.as<std::string>();
+    std::string key = yaml_key(path, kv.first, "(top level)");
     const YAML::Node& v = kv.second;
     if (key == "framework") {
       out.framework = yaml_scalar(path, v, key);

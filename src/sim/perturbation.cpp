@@ -64,9 +64,9 @@ void read_gemm(const std::string& name, const YAML::Node& n, Perturbation& p) {
   }
   if (!n.IsMap()) throw InputError(yaml_where(name, n), "gemm", "expected a number or a mapping {gpu: factor}");
   for (const auto& kv : n) {
-    const auto gpu_id = recipe::normalize_gpu(kv.first.as<std::string>());
+    const auto gpu_id = recipe::normalize_gpu(yaml_key(name, kv.first, "gemm"));
     if (!gpu_id) {
-      throw InputError(yaml_where(name, kv.first), "gemm." + kv.first.as<std::string>(),
+      throw InputError(yaml_where(name, kv.first), "gemm." + yaml_key(name, kv.first, "gemm"),
                        "unknown GPU type (expected h100, h200, b200, gb200, a100)");
     }
     p.gemm_by_gpu[*gpu_id] = number(name, kv.second, "gemm." + *gpu_id, 0, kMaxFactor);
@@ -76,7 +76,7 @@ void read_gemm(const std::string& name, const YAML::Node& n, Perturbation& p) {
 void read_levers(const std::string& name, const YAML::Node& n, Perturbation& p) {
   if (!n.IsMap()) throw InputError(yaml_where(name, n), "levers", "expected a mapping {lever: factor}");
   for (const auto& kv : n) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_key(name, kv.first, "levers");
     const Field* f = find_field(kLevers, key);
     if (!f) {
       throw InputError(yaml_where(name, kv.first), "levers." + key,
@@ -91,7 +91,7 @@ void read_levers(const std::string& name, const YAML::Node& n, Perturbation& p) 
 void read_stragglers(const std::string& name, const YAML::Node& n, Perturbation& p) {
   if (!n.IsMap()) throw InputError(yaml_where(name, n), "stragglers", "expected a mapping {probability, slowdown}");
   for (const auto& kv : n) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = yaml_key(name, kv.first, "stragglers");
     if (key == "probability") {
       p.straggler_probability = kv.second.IsScalar() && kv.second.Scalar() == "0"
                                     ? 0.0
@@ -143,7 +143,7 @@ Perturbation parse_perturbation(const std::string& name, const std::string& yaml
   Perturbation p;
   if (root.IsNull()) return p;  // an empty file: nominal
   if (!root.IsMap()) throw InputError({name, 1, 1}, "", "expected a mapping of factors");
-  for (const auto& kv : root) read_key(name, kv.first.as<std::string>(), kv.second, p);
+  for (const auto& kv : root) read_key(name, yaml_key(name, kv.first, "(top level)"), kv.second, p);
   return p;
 }
 

@@ -66,7 +66,7 @@ Scenario read_scenario(const std::string& path) {
   if (!root.IsMap()) throw InputError({path, 1, 1}, "", "expected a mapping");
   Scenario s;
   s.path = path;
-  for (const auto& kv : root) read_key(path, kv.first.as<std::string>(), kv.second, s);
+  for (const auto& kv : root) read_key(path, yaml_key(path, kv.first, "(top level)"), kv.second, s);
   if (s.recipe.empty()) throw InputError({path, 1, 1}, "recipe", "missing: the scenario's recipe or wrapper file");
   return s;
 }

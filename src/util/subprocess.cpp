@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include "attune/util/process_parts.h"
+
 extern char** environ;
 
 namespace attune {
@@ -39,25 +41,6 @@ constexpr auto kExitCheck = std::chrono::milliseconds(100);
 // How long a child killed at the timeout gets to be reaped.
 constexpr auto kReapAfterKill = std::chrono::seconds(2);
 
-// Owns a file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 [[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
 
 void make_pipe(Fd& read_end, Fd& write_end) {
@@ -67,40 +50,11 @@ void make_pipe(Fd& read_end, Fd& write_end) {
   write_end.reset(fds[1]);
 }
 
-// Moves a close-on-exec descriptor above 2, so the child's dup2 onto 0..2
-// never lands on one of its own sources (when attune runs with stdio closed).
-void lift_above_stdio(Fd& fd) {
-  if (fd.get() >= 0 && fd.get() <= 2) {
-    const int high = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
-    if (high < 0) throw_errno("run_process: fcntl");
-    fd.reset(high);
-  }
+// A descriptor moved above stdio, or the reason it could not be.
+void lift_or_throw(Fd& fd) {
+  if (!lift_above_stdio(fd)) throw_errno("run_process: fcntl");
 }
 
-std::vector<std::string> child_environment(const std::map<std::string, std::string>& overrides) {
-  std::vector<std::string> out;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view kv(*e);
-    const std::string key(kv.substr(0, kv.find('=')));
-    if (!overrides.count(key)) out.emplace_back(kv);
-  }
-  for (const auto& [key, value] : overrides) {
-    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos)
-      throw std::invalid_argument(fmt::format("run_process: environment variable name '{}' is invalid", key));
-    out.push_back(key + "=" + value);
-  }
-  return out;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 // Writes what it can of `text` from `offset` to a non-blocking pipe. A reader
 // that has gone (EPIPE) ends the writing; the SIGPIPE that comes with it is
@@ -166,7 +120,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   timeout_s = std::min(timeout_s, kMaxTimeoutS);
 
   // Everything the child needs is built here: after fork it only makes system calls.
-  std::vector<std::string> env = child_environment(options.env);
+  std::vector<std::string> env = environment_with(options.env);
   std::vector<std::string> args = argv;
   std::vector<char*> c_argv = c_strings(args);
   std::vector<char*> c_envp = c_strings(env);
@@ -181,7 +135,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   } else {
     make_pipe(in_r, in_w);
   }
-  for (Fd* fd : {&out_r, &out_w, &err_r, &err_w, &in_r, &in_w, &report_r, &report_w}) lift_above_stdio(*fd);
+  for (Fd* fd : {&out_r, &out_w, &err_r, &err_w, &in_r, &in_w, &report_r, &report_w}) lift_or_throw(*fd);
 
   const pid_t pid = ::fork();
   if (pid < 0) throw_errno("run_process: fork");

@@ -371,3 +371,308 @@ TEST_F(CliTest, SimJobTakesTheScaledDurationAndFailsLikeTheRun) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- attune run / attune cluster
+
+namespace {
+
+struct SplitResult {
+  int status = -1;
+  std::string out;  // stdout alone (the JSON)
+  std::string err;  // stderr
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<nlohmann::json> journal_of(const fs::path& run_dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(run_dir / "journal.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+
+long count_events(const std::vector<nlohmann::json>& journal, const std::string& event) {
+  long n = 0;
+  for (const auto& r : journal) n += r.value("event", "") == event ? 1 : 0;
+  return n;
+}
+
+// Five Megatron-LM iterations as `attune sim run ... --gpu h100 --steps 5` prints them.
+const char* kFiveIterations[] = {
+    "[rank7]:  [2026-11-30 10:11:59.618671] iteration        1/       5 | consumed samples:          256 | elapsed "
+    "time per iteration (ms): 659618.7 | throughput per GPU (TFLOP/s/GPU): 20.5 | learning rate: 3.000000E-05 | "
+    "global batch size:   256 | lm loss: 1.095958E+01 | loss scale: 1.0 | grad norm: 1.196 | number of skipped "
+    "iterations:   0 | number of nan iterations:   0 |",
+    "[rank7]:  [2026-11-30 10:12:35.819634] iteration        2/       5 | consumed samples:          512 | elapsed "
+    "time per iteration (ms): 36201.0 | throughput per GPU (TFLOP/s/GPU): 372.7 | learning rate: 6.000000E-05 | "
+    "global batch size:   256 | lm loss: 1.088197E+01 | loss scale: 1.0 | grad norm: 1.192 | number of skipped "
+    "iterations:   0 | number of nan iterations:   0 |",
+    "[rank7]:  [2026-11-30 10:13:09.514293] iteration        3/       5 | consumed samples:          768 | elapsed "
+    "time per iteration (ms): 33694.7 | throughput per GPU (TFLOP/s/GPU): 400.4 | learning rate: 9.000000E-05 | "
+    "global batch size:   256 | lm loss: 1.081531E+01 | loss scale: 1.0 | grad norm: 1.188 | number of skipped "
+    "iterations:   0 | number of nan iterations:   0 |",
+    "[rank7]:  [2026-11-30 10:13:42.586886] iteration        4/       5 | consumed samples:         1024 | elapsed "
+    "time per iteration (ms): 33072.6 | throughput per GPU (TFLOP/s/GPU): 408.0 | learning rate: 1.200000E-04 | "
+    "global batch size:   256 | lm loss: 1.074793E+01 | loss scale: 1.0 | grad norm: 1.185 | number of skipped "
+    "iterations:   0 | number of nan iterations:   0 |",
+    "[rank7]:  [2026-11-30 10:14:15.296388] iteration        5/       5 | consumed samples:         1280 | elapsed "
+    "time per iteration (ms): 32709.5 | throughput per GPU (TFLOP/s/GPU): 412.5 | learning rate: 1.500000E-04 | "
+    "global batch size:   256 | lm loss: 1.071408E+01 | loss scale: 1.0 | grad norm: 1.181 | number of skipped "
+    "iterations:   0 | number of nan iterations:   0 |",
+};
+
+// A Llama 3 8B Megatron-LM script on one H100 node (TP 2, global batch 256).
+const char* kLocalScript = R"(#!/bin/bash
+ARGS=(
+    --num-layers 32
+    --hidden-size 4096
+    --ffn-hidden-size 14336
+    --num-attention-heads 32
+    --group-query-attention
+    --num-query-groups 8
+    --seq-length 8192
+    --max-position-embeddings 8192
+    --swiglu
+    --micro-batch-size 1
+    --global-batch-size 256
+    --train-iters 1000
+    --lr 3e-4
+    --bf16
+    --tensor-model-parallel-size 2
+    --sequence-parallel
+    --use-distributed-optimizer
+)
+torchrun --nproc_per_node 8 pretrain_gpt.py "${ARGS[@]}"
+)";
+
+class CliRunTest : public CliTest {
+ protected:
+  // The binary with stdout and stderr apart, and a config directory of its
+  // own (no user's clusters.yaml).
+  SplitResult attune(const std::string& args) {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd = "env XDG_CONFIG_HOME=" + (dir_ / "config").string() + " " + ATTUNE_BINARY + " " + args +
+                            " 2>" + err.string();
+    SplitResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.err = slurp(err);
+    return r;
+  }
+  nlohmann::json json_of(const SplitResult& r) {
+    try {
+      return nlohmann::json::parse(r.out);
+    } catch (const nlohmann::json::exception& e) {
+      ADD_FAILURE() << "not JSON: " << e.what() << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err;
+      return nullptr;
+    }
+  }
+  // A wrapper around kLocalScript whose launch.command is `/bin/sh -c SCRIPT`
+  // (SCRIPT as a YAML block: one line per shell line).
+  std::string local_wrapper(const std::vector<std::string>& script_lines) {
+    std::ofstream(dir_ / "train.sh") << kLocalScript;
+    std::string y =
+        "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\nhardware: {gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+        "launch:\n  command:\n    - /bin/sh\n    - -c\n    - |\n";
+    for (const auto& l : script_lines) y += "      " + l + "\n";
+    const fs::path w = dir_ / "local.attune.yaml";
+    std::ofstream(w) << y;
+    return w.string();
+  }
+};
+
+TEST_F(CliRunTest, RunOnSimCompletesJournalsAndDiagnoses) {
+  const fs::path d = dir_ / "run";
+  const std::string args = "run " + example("llama3-8b.attune.yaml") + " --cluster sim --run-dir " + d.string() + " --json";
+  auto r = attune(args);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = json_of(r);
+  EXPECT_EQ(j["state"], "completed");
+  EXPECT_EQ(j["cluster"], "sim");
+  EXPECT_EQ(j["backend"], "sim");
+  EXPECT_EQ(j["reattached"], false);
+  EXPECT_EQ(j["nodes"], 1);
+  EXPECT_EQ(j["gpus_per_node"], 8);
+  EXPECT_DOUBLE_EQ(j["time_limit_s"].get<double>(), 3600);  // the wrapper's launch.slurm.time_limit: 60m
+  EXPECT_EQ(j["run_dir"], d.string());
+  EXPECT_EQ(j["log"], (d / "run.log").string());
+  ASSERT_TRUE(j["diagnosis"].is_object()) << r.out;
+  EXPECT_EQ(j["diagnosis"]["steps"], 60);  // the wrapper's measure.steps
+  EXPECT_TRUE(j["diagnosis"]["failure"].is_null());
+  const double elapsed = j["elapsed_s"].get<double>();
+  EXPECT_GT(elapsed, 60);
+  EXPECT_NEAR(j["gpu_hours"].get<double>(), 8 * elapsed / 3600, 1e-9);
+  for (const char* f : {"journal.jsonl", "run.log", "megatron_llama3_8b.sh", "megatron_llama3_8b.attune.yaml"}) {
+    EXPECT_TRUE(fs::exists(d / f)) << f;
+  }
+  EXPECT_EQ(slurp(d / "megatron_llama3_8b.sh"), slurp(example("megatron_llama3_8b.sh")));  // no edit
+  EXPECT_NE(slurp(d / "run.log").find("iteration       60/      60"), std::string::npos);
+  EXPECT_NE(r.err.find("launched"), std::string::npos) << r.err;
+
+  // Journalled: `launching` with the unique name and the whole spec, then `launched` with the id.
+  const auto journal = journal_of(d);
+  ASSERT_GE(journal.size(), 2u);
+  EXPECT_EQ(journal[0]["event"], "launching");
+  EXPECT_EQ(journal[0]["run"], j["run"]);
+  EXPECT_EQ(journal[0]["cluster"], "sim");
+  EXPECT_EQ(journal[0]["spec"]["steps"], 60);
+  EXPECT_EQ(journal[0]["spec"]["log_path"], (d / "run.log").string());
+  EXPECT_EQ(journal[1]["event"], "launched");
+  EXPECT_EQ(journal[1]["id"], j["id"]);
+
+  // The same command again: the journal says it ended; nothing is launched.
+  auto again = attune(args);
+  EXPECT_EQ(again.status, 0) << again.out << again.err;
+  EXPECT_NE(again.err.find("already ended"), std::string::npos) << again.err;
+  const auto j2 = json_of(again);
+  EXPECT_EQ(j2["state"], "completed");
+  EXPECT_EQ(j2["reattached"], true);
+  EXPECT_EQ(j2["run"], j["run"]);
+  EXPECT_DOUBLE_EQ(j2["elapsed_s"].get<double>(), elapsed);
+  EXPECT_EQ(count_events(journal_of(d), "launching"), 1);
+  EXPECT_EQ(count_events(journal_of(d), "launched"), 1);
+}
+
+TEST_F(CliRunTest, RunBudgetCutsTheTimeLimitAndTimesOut) {
+  const fs::path d = dir_ / "run";
+  auto r = attune("run " + example("llama3-8b.attune.yaml") + " --cluster sim --run-dir " + d.string() +
+                  " --budget-gpu-hours 1 --json");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  const auto j = json_of(r);
+  EXPECT_EQ(j["state"], "timeout");
+  EXPECT_DOUBLE_EQ(j["time_limit_s"].get<double>(), 450);  // 1 GPU-hour on 8 GPUs
+  EXPECT_NEAR(j["gpu_hours"].get<double>(), 1.0, 1e-9);
+  EXPECT_NE(r.err.find("time limit 7m30s"), std::string::npos) << r.err;
+}
+
+TEST_F(CliRunTest, RunStepsFlagWinsOverMeasureSteps) {
+  auto r = attune("run " + example("llama3-8b.attune.yaml") + " --cluster sim --run-dir " + (dir_ / "run").string() +
+                  " --steps 7 --json");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(json_of(r)["diagnosis"]["steps"], 7);
+}
+
+TEST_F(CliRunTest, RunDirOfAnotherClustersRunIsRefused) {
+  const fs::path d = dir_ / "run";
+  auto first = attune("run " + example("llama3-8b.attune.yaml") + " --cluster sim --run-dir " + d.string());
+  ASSERT_EQ(first.status, 0) << first.out << first.err;
+  auto other = attune("run " + example("llama3-8b.attune.yaml") + " --cluster local --run-dir " + d.string());
+  EXPECT_EQ(other.status, 2) << other.out << other.err;
+  EXPECT_NE(other.err.find("--run-dir"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("'sim'"), std::string::npos) << other.err;
+  EXPECT_EQ(count_events(journal_of(d), "launching"), 1);
+}
+
+TEST_F(CliRunTest, RunUnknownClusterExitsTwoNamingTheKnown) {
+  const fs::path d = dir_ / "run";
+  auto r = attune("run " + example("llama3-8b.attune.yaml") + " --cluster nosuch --run-dir " + d.string());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sim, local, mock"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d));  // nothing written
+}
+
+TEST_F(CliRunTest, RunBadClustersFileNamesFileLineAndKey) {
+  const fs::path clusters = dir_ / "clusters.yaml";
+  std::ofstream(clusters) << "clusters:\n  p5:\n    backend: slrum\n";
+  const fs::path d = dir_ / "run";
+  auto r = attune("run " + example("llama3-8b.attune.yaml") + " --clusters " + clusters.string() +
+                  " --cluster p5 --run-dir " + d.string());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(clusters.string() + ":3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("clusters.p5.backend"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("slrum"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d));
+  auto list = attune("cluster list --clusters " + clusters.string());
+  EXPECT_EQ(list.status, 2) << list.out << list.err;
+  EXPECT_NE(list.err.find("clusters.p5.backend"), std::string::npos) << list.err;
+}
+
+TEST_F(CliRunTest, RunOnLocalIsDiagnosedFromTheCommandsLog) {
+  std::vector<std::string> script;
+  for (const char* line : kFiveIterations) script.push_back(std::string("echo '") + line + "'");
+  // docs/clusters.md: torchrun's single-node settings and ATTUNE_RUN reach the
+  // child, and stderr goes to run.log too.
+  script.push_back("echo \"env: $PET_NNODES $PET_NPROC_PER_NODE $ATTUNE_RUN\" >&2");
+  const std::string wrapper = local_wrapper(script);
+  const fs::path d = dir_ / "run";
+  auto r = attune("run " + wrapper + " --cluster local --run-dir " + d.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto j = json_of(r);
+  EXPECT_EQ(j["state"], "completed");
+  EXPECT_EQ(j["backend"], "local");
+  ASSERT_TRUE(j["diagnosis"].is_object()) << r.out;
+  EXPECT_EQ(j["diagnosis"]["framework"], "megatron");
+  EXPECT_EQ(j["diagnosis"]["steps"], 5);
+  EXPECT_TRUE(j["diagnosis"]["failure"].is_null());
+  EXPECT_DOUBLE_EQ(j["time_limit_s"].get<double>(), 7200);  // none stated: 2 h
+  const std::string log = slurp(d / "run.log");
+  EXPECT_NE(log.find("iteration        5/       5"), std::string::npos) << log;
+  EXPECT_NE(log.find("env: 1 8 " + j["run"].get<std::string>()), std::string::npos) << log;
+  EXPECT_TRUE(fs::exists(d / "train.sh"));
+  EXPECT_TRUE(fs::exists(d / "train.attune.yaml"));
+}
+
+TEST_F(CliRunTest, RunOnLocalFailingCommandFails) {
+  const std::string wrapper = local_wrapper({"echo 'starting'", "exit 3"});
+  auto r = attune("run " + wrapper + " --cluster local --run-dir " + (dir_ / "run").string() + " --json");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  const auto j = json_of(r);
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_NE(j["reason"].get<std::string>().find("3"), std::string::npos) << j["reason"];
+}
+
+TEST_F(CliRunTest, ClusterListAndCheckSim) {
+  auto l = attune("cluster list --json");
+  ASSERT_EQ(l.status, 0) << l.out << l.err;
+  const auto j = json_of(l);
+  ASSERT_TRUE(j.is_array());
+  for (const char* n : {"sim", "local", "mock"}) {
+    bool listed = false;
+    for (const auto& c : j) listed = listed || c["name"] == n;
+    EXPECT_TRUE(listed) << n;
+  }
+  for (const auto& c : j) {
+    if (c["name"] == "mock") {
+      EXPECT_EQ(c["backend"], "slurm");
+      EXPECT_EQ(c["payload"], "sim");
+      EXPECT_DOUBLE_EQ(c["time_scale"].get<double>(), 60);
+    }
+  }
+  auto human = attune("cluster list");
+  EXPECT_EQ(human.status, 0);
+  EXPECT_NE(human.out.find("mock"), std::string::npos) << human.out;
+
+  auto c = attune("cluster check sim");
+  EXPECT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("ready"), std::string::npos) << c.out;
+  auto cj = attune("cluster check sim --json");
+  ASSERT_EQ(cj.status, 0) << cj.out << cj.err;
+  const auto k = json_of(cj);
+  EXPECT_EQ(k["passed"], true);
+  EXPECT_EQ(k["checks"].size(), 1u);
+  auto none = attune("cluster check nosuch");
+  EXPECT_EQ(none.status, 2) << none.out << none.err;
+  EXPECT_NE(none.err.find("sim, local, mock"), std::string::npos) << none.err;
+}
+
+TEST_F(CliRunTest, RunHelpMentionsEveryFlag) {
+  auto h = attune("run --help");
+  EXPECT_EQ(h.status, 0);
+  for (const char* flag : {"--cluster", "--clusters", "--run-dir", "--budget-gpu-hours", "--steps", "--hang-factor",
+                           "--startup-allowance", "--json"}) {
+    EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace

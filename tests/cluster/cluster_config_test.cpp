@@ -75,7 +75,7 @@ TEST(ClusterConfig, UnknownNameListsTheKnownOnesAndMissingFiles) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("sim, local"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(load_cluster_definitions("/nonexistent/attune/clusters.yaml", true).size(), 2u);
+  EXPECT_EQ(load_cluster_definitions("/nonexistent/attune/clusters.yaml", true).size(), 3u);
   EXPECT_THROW(load_cluster_definitions("/nonexistent/attune/clusters.yaml", false), InputError);
 }
 

@@ -20,6 +20,7 @@
 
 #include "attune/gate/correctness_gate.h"
 #include "cluster_test_recipe.h"
+#include "process_probe.h"
 
 namespace attune::cluster {
 namespace {
@@ -27,18 +28,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 gate::ApprovedRecipe approved() { return approved_llama3_8b(1, 1); }
-
-// Whether pid is a process that has not exited (a zombie has: the container's
-// init may be slow to reap what it inherits).
-bool running(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
-  const char state = stat[paren + 2];
-  return state != 'Z' && state != 'X';
-}
 
 // Waits (bounded) until pid has exited.
 bool gone_within(pid_t pid, double seconds) {

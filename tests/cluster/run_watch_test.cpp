@@ -23,6 +23,7 @@
 #include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
 #include "cluster_test_recipe.h"
+#include "process_probe.h"
 
 namespace attune::cluster {
 namespace {
@@ -53,17 +54,6 @@ std::string megatron_log(long steps, long total) {
           n);
   }
   return log;
-}
-
-// Whether pid is a process that has not exited (a zombie has).
-bool running(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
-  const char state = stat[paren + 2];
-  return state != 'Z' && state != 'X';
 }
 
 // What the diagnoser itself counts in `text`.

@@ -206,6 +206,23 @@ TEST_F(AttuneRunTest, KilledAttuneReattachesWithoutLaunchingTwice) {
   EXPECT_NE(again.err.find("already ended"), std::string::npos) << again.err;
 }
 
+TEST_F(AttuneRunTest, SbatchRefusalNamesTheSettingAndLaunchesNothing) {
+  const std::string conf = (dir_ / "clusters.yaml").string();
+  std::ofstream(conf) << "clusters:\n  strict:\n    backend: slurm\n    account: nosuch\n    time_scale: 60\n"
+                         "    payload: sim\n    slurm_conf: "
+                      << std::getenv("SLURM_CONF") << "\n";
+  const std::string run_dir = (dir_ / "refused").string();
+  const ProcessResult r =
+      attune({"run", kRecipe, "--cluster", "strict", "--clusters", conf, "--run-dir", run_dir, "--steps", "5"}, 60);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("account 'nosuch'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Invalid account"), std::string::npos) << r.err;
+  // Journalled as launching, never launched: a rerun would find no job and submit again.
+  const auto records = journal(run_dir);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["event"], "launching");
+}
+
 TEST_F(AttuneRunTest, ClusterCheckPassesOnTheMockAndNamesABadPartition) {
   const ProcessResult ok = attune({"cluster", "check", "mock"}, 60);
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;

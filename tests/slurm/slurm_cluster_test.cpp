@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "attune/cluster/run_watch.h"
 #include "attune/cluster/slurm/slurm_state.h"
 #include "attune/util/subprocess.h"
 #include "../cluster/cluster_test_recipe.h"
@@ -293,6 +294,42 @@ TEST_F(SlurmClusterTest, CancelEndsTheRun) {
   // Cancelling again is a no-op.
   EXPECT_NO_THROW(c.cancel(id));
   EXPECT_EQ(c.poll(id).state, RunState::Cancelled);
+}
+
+// The hang watchdog on Slurm: a job whose log stops showing new steps is
+// cancelled through scancel and recorded as a hang.
+TEST_F(SlurmClusterTest, HangWatchdogCancelsAStalledJob) {
+  SlurmCluster c(def());
+  const auto lines = dir_ / "lines.txt";
+  std::ofstream out(lines);
+  for (int n = 1; n <= 3; ++n)
+    out << fmt::format(
+               " [2026-11-30 10:00:0{}] iteration {:8d}/{:8d} | consumed samples: {:12d} | elapsed time per "
+               "iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 400.1 | learning rate: 3.000000E-04 | "
+               "global batch size:   128 | lm loss: 1.050000E+01 | loss scale: 1.0 | grad norm: 1.000 | number of "
+               "skipped iterations:   0 | number of nan iterations:   0 |",
+               n, n, 100, n * 128)
+        << "\n";
+  out.close();
+  RunSpec s = spec("hang", "h200", {"/bin/sh", "-c", "cat \"$0\"; sleep 300", lines.string()});
+  s.expected_step_s = 0.1;
+  const RunId id = submit(c, s);
+  WatchOptions o;
+  o.poll_min_s = 0.2;
+  o.poll_max_s = 1;
+  o.min_hang_s = 4;
+  o.startup_allowance_s = 20;
+  long steps = 0;
+  o.on_progress = [&](const WatchProgress& p) { steps = p.steps; };
+  const auto t0 = Clock::now();
+  const RunStatus st = watch_run(c, id, s, o);
+  EXPECT_EQ(st.state, RunState::Hang) << st.reason;
+  EXPECT_NE(st.reason.find("no new step"), std::string::npos) << st.reason;
+  EXPECT_EQ(steps, 3);
+  EXPECT_LT(seconds_since(t0), 60);
+  const auto info = parse_squeue_job(slurm_out({"squeue", "-h", "-t", "all", "-j", id.id, "-O", kSqueueFormat}), id.id);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->state.rfind("CANCELLED", 0), 0u) << info->state;
 }
 
 // Sets a node back to service however the test ends.

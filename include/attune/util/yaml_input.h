@@ -32,4 +32,11 @@ inline std::string yaml_scalar(const std::string& file, const YAML::Node& n, con
   return n.Scalar();
 }
 
+// A mapping key's text; a key that is not a scalar ({[a]: b}) is an
+// InputError naming the mapping it is in.
+inline std::string yaml_key(const std::string& file, const YAML::Node& key, const std::string& mapping) {
+  if (!key.IsScalar()) throw InputError(yaml_where(file, key), mapping, "expected a plain name as the key");
+  return key.Scalar();
+}
+
 }  // namespace attune

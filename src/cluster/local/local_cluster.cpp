@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -23,6 +25,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "attune/util/process_parts.h"
 
 extern char** environ;
 
@@ -39,37 +43,8 @@ constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 // run again by name after a restart of attune.
 constexpr const char* kRunNameVariable = "ATTUNE_RUN";
 
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
-
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Owns a file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-// Moves a close-on-exec descriptor above 2, so the child's dup2 onto 0..2
-// never lands on one of its own sources.
-void lift_above_stdio(Fd& fd) {
-  if (fd.get() >= 0 && fd.get() <= 2) {
-    const int high = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
-    if (high >= 0) fd.reset(high);
-  }
 }
 
 // "local:<pid>" → pid; never 0, 1 or negative (kill() would reach a group or init).
@@ -257,30 +232,16 @@ std::string resolve_program(const std::string& program, const std::string& path,
   throw ClusterError(fmt::format("run '{}': program '{}' not found on PATH", run_name, program));
 }
 
-// attune's environment with spec.env's values added (replacing same-named ones).
+// attune's environment with spec.env's values added (replacing same-named
+// ones) and ATTUNE_RUN naming the run.
 std::vector<std::string> child_environment(const RunSpec& spec) {
-  std::vector<std::string> out;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view kv(*e);
-    const std::string key(kv.substr(0, kv.find('=')));
-    if (!spec.env.count(key) && key != kRunNameVariable) out.emplace_back(kv);
+  std::map<std::string, std::string> env = spec.env;
+  env[kRunNameVariable] = spec.name;
+  try {
+    return environment_with(env);
+  } catch (const std::invalid_argument& e) {
+    throw ClusterError(fmt::format("run '{}': {}", spec.name, e.what()));
   }
-  out.push_back(std::string(kRunNameVariable) + "=" + spec.name);
-  for (const auto& [key, value] : spec.env) {
-    if (key == kRunNameVariable) continue;
-    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos)
-      throw ClusterError(fmt::format("run '{}': environment variable name '{}' is invalid", spec.name, key));
-    out.push_back(key + "=" + value);
-  }
-  return out;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
 }
 
 // What the child writes to the report pipe when a step before exec fails.

@@ -171,55 +171,47 @@ std::optional<std::string> parse_sbatch_job_id(std::string_view out) {
   return std::string(id);
 }
 
+namespace {
+
+// Which column holds which field, per source; -1: the source has none.
+struct Columns {
+  int job_id, state, elapsed, start, end, exit_code, nodes, reason;
+};
+
+std::optional<SlurmJobInfo> job_info(std::string_view line, std::size_t count, const Columns& c) {
+  const auto f = split_fields(line, count);
+  if (!f) return std::nullopt;
+  const auto field = [&](int i) { return i < 0 ? std::string() : std::string(trim((*f)[static_cast<std::size_t>(i)])); };
+  SlurmJobInfo info;
+  info.job_id = field(c.job_id);
+  info.state = field(c.state);
+  info.elapsed_s = parse_slurm_duration((*f)[static_cast<std::size_t>(c.elapsed)]).value_or(0);
+  info.start = field(c.start);
+  info.end = field(c.end);
+  info.exit_code = field(c.exit_code);
+  info.nodes = field(c.nodes);
+  info.reason = field(c.reason);
+  return info;
+}
+
+}  // namespace
+
 std::optional<SlurmJobInfo> parse_squeue_job(std::string_view out, std::string_view job_id) {
   return last_matching(out, job_id, [](std::string_view line) -> std::optional<SlurmJobInfo> {
     if (!line.empty() && line.back() == '|') line.remove_suffix(1);  // the last field's suffix
-    const auto f = split_fields(line, 8);
-    if (!f) return std::nullopt;
-    SlurmJobInfo info;
-    info.job_id = std::string(trim((*f)[0]));
-    info.state = std::string(trim((*f)[1]));
-    info.elapsed_s = parse_slurm_duration((*f)[2]).value_or(0);
-    info.start = std::string(trim((*f)[3]));
-    info.end = std::string(trim((*f)[4]));
-    info.exit_code = slurm_exit_code_from_wait_status((*f)[5]);
-    info.nodes = std::string(trim((*f)[6]));
-    info.reason = std::string(trim((*f)[7]));
+    auto info = job_info(line, 8, {0, 1, 2, 3, 4, 5, 6, 7});
+    // squeue's exit_code is a raw wait status ("768" for 3:0).
+    if (info) info->exit_code = slurm_exit_code_from_wait_status(info->exit_code);
     return info;
   });
 }
 
 std::optional<SlurmJobInfo> parse_sacct_job(std::string_view out, std::string_view job_id) {
-  return last_matching(out, job_id, [](std::string_view line) -> std::optional<SlurmJobInfo> {
-    const auto f = split_fields(line, 8);
-    if (!f) return std::nullopt;
-    SlurmJobInfo info;
-    info.job_id = std::string(trim((*f)[0]));
-    info.state = std::string(trim((*f)[1]));
-    info.exit_code = std::string(trim((*f)[2]));
-    info.elapsed_s = parse_slurm_duration((*f)[3]).value_or(0);
-    info.start = std::string(trim((*f)[4]));
-    info.end = std::string(trim((*f)[5]));
-    info.nodes = std::string(trim((*f)[6]));
-    info.reason = std::string(trim((*f)[7]));
-    return info;
-  });
+  return last_matching(out, job_id, [](std::string_view line) { return job_info(line, 8, {0, 1, 3, 4, 5, 2, 6, 7}); });
 }
 
 std::optional<SlurmJobInfo> parse_sacct_jobcomp_job(std::string_view out, std::string_view job_id) {
-  return last_matching(out, job_id, [](std::string_view line) -> std::optional<SlurmJobInfo> {
-    const auto f = split_fields(line, 7);
-    if (!f) return std::nullopt;
-    SlurmJobInfo info;
-    info.job_id = std::string(trim((*f)[0]));
-    info.state = std::string(trim((*f)[1]));
-    info.exit_code = std::string(trim((*f)[2]));
-    info.elapsed_s = parse_slurm_duration((*f)[3]).value_or(0);
-    info.start = std::string(trim((*f)[4]));
-    info.end = std::string(trim((*f)[5]));
-    info.nodes = std::string(trim((*f)[6]));
-    return info;
-  });
+  return last_matching(out, job_id, [](std::string_view line) { return job_info(line, 7, {0, 1, 3, 4, 5, 2, 6, -1}); });
 }
 
 std::vector<std::string> parse_job_ids_named(std::string_view out, std::string_view name) {

@@ -1,0 +1,51 @@
+#include "attune/util/process_parts.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+
+extern char** environ;
+
+namespace attune {
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+bool lift_above_stdio(Fd& fd) {
+  if (fd.get() < 0 || fd.get() > 2) return true;
+  const int high = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+  if (high < 0) return false;
+  fd.reset(high);
+  return true;
+}
+
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    if (!overrides.count(std::string(kv.substr(0, kv.find('='))))) out.emplace_back(kv);
+  }
+  for (const auto& [key, value] : overrides) {
+    if (key.empty() || key.find('=') != std::string::npos || key.find('\0') != std::string::npos)
+      throw std::invalid_argument("environment variable name '" + key + "' is invalid");
+    out.push_back(key + "=" + value);
+  }
+  return out;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace attune
