@@ -40,6 +40,7 @@ struct RunArgs {
   int steps = 0;
   double hang_factor = 10;
   double startup_allowance_s = 900;
+  bool to_end = false;
   bool json = false;
 };
 
@@ -244,6 +245,9 @@ int run_run(const RunArgs& a) {
     o.time_scale = def.time_scale;
     o.hang_factor = a.hang_factor;
     o.startup_allowance_s = a.startup_allowance_s;
+    // A real run is a measurement: stopped once its log shows the steps to
+    // measure. A simulated payload prints exactly those steps by itself.
+    if (!a.to_end && def.backend != "sim" && def.payload != "sim") o.stop_after_steps = f.spec.steps;
     o.interrupted = [&] { return interrupt.raised(); };
     o.on_progress = [&](const cluster::WatchProgress& p) { print_progress(p, f.spec); };
     try {
@@ -267,7 +271,8 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Launch one run of RECIPE as it is on a cluster, wait for it (a hang watchdog cancels a run whose log shows no new "
-      "step for too long), and print how it ended, the GPU-hours it was charged and the diagnosis of its log. Exit "
+      "step for too long; a real run is stopped once it has logged the steps to measure), and print how it ended, the "
+      "GPU-hours it was charged and the diagnosis of its log. Exit "
       "status 0 when the run completed, 1 when it did not. Ctrl-C cancels the run. Running the same command with the "
       "same --run-dir after attune was killed re-attaches to the run instead of launching it again");
   cmd->add_option("RECIPE", args->file, "Recipe file, attune wrapper file or scenario file")->required();
@@ -286,8 +291,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--budget-gpu-hours", args->budget_gpu_hours,
                   "GPU-hours the run may spend: its time limit is cut to what this pays for")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--steps", args->steps, "Steps a simulated run prints (default: the wrapper's measure.steps, else 50)")
+  cmd->add_option("--steps", args->steps,
+                  "Steps to measure: a simulated run prints this many, a real run is stopped (and counts as "
+                  "completed) once its log shows this many (default: the wrapper's measure.steps, else 50)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--to-end", args->to_end,
+                "Let a real run go on to its own end (or its time limit) instead of stopping it after the steps to "
+                "measure");
   cmd->add_option("--hang-factor", args->hang_factor,
                   "A run is a hang when no new step came for this many times its expected step time (at least 120 s)")
       ->check(CLI::PositiveNumber)

@@ -183,6 +183,8 @@ class Watch {
       steps_before_ = steps_;
       report(st.state, st.elapsed_s, t);
 
+      if (o_.stop_after_steps > 0 && steps_ >= o_.stop_after_steps)
+        return stop(RunState::Completed, fmt::format("stopped after {} steps: enough to measure", steps_));
       if (t >= bound_at_) return stop(RunState::Timeout, timeout_reason(t));
       double next = bound_at_;
       if (st.state == RunState::Running) {

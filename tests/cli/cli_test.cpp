@@ -623,6 +623,28 @@ TEST_F(CliRunTest, RunOnLocalIsDiagnosedFromTheCommandsLog) {
   EXPECT_TRUE(fs::exists(d / "train.attune.yaml"));
 }
 
+// A real run is a measurement: once its log shows the steps to measure it is
+// stopped and counts as completed; --to-end lets it finish by itself.
+TEST_F(CliRunTest, RunOnLocalStopsAfterTheStepsToMeasure) {
+  std::vector<std::string> script;
+  for (const char* line : kFiveIterations) script.push_back(std::string("echo '") + line + "'; sleep 0.1");
+  script.push_back("sleep 30");
+  const std::string wrapper = local_wrapper(script);
+  const auto started = std::chrono::steady_clock::now();
+  auto r = attune("run " + wrapper + " --cluster local --steps 2 --run-dir " + (dir_ / "m").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 20);
+  const auto j = json_of(r);
+  EXPECT_EQ(j["state"], "completed");
+  EXPECT_EQ(j["reason"].get<std::string>().rfind("stopped after ", 0), 0u) << j["reason"];
+  EXPECT_GE(j["diagnosis"]["steps"].get<int>(), 2);  // polls come every 0.5 s or more: a few more may be in
+
+  const std::string to_end = local_wrapper({"echo 'starting'", "exit 0"});
+  auto e = attune("run " + to_end + " --cluster local --steps 2 --to-end --run-dir " + (dir_ / "e").string() + " --json");
+  ASSERT_EQ(e.status, 0) << e.out << e.err;
+  EXPECT_EQ(json_of(e)["reason"], "exit status 0");
+}
+
 TEST_F(CliRunTest, RunOnLocalFailingCommandFails) {
   const std::string wrapper = local_wrapper({"echo 'starting'", "exit 3"});
   auto r = attune("run " + wrapper + " --cluster local --run-dir " + (dir_ / "run").string() + " --json");
@@ -670,7 +692,7 @@ TEST_F(CliRunTest, RunHelpMentionsEveryFlag) {
   auto h = attune("run --help");
   EXPECT_EQ(h.status, 0);
   for (const char* flag : {"--cluster", "--clusters", "--run-dir", "--budget-gpu-hours", "--steps", "--hang-factor",
-                           "--startup-allowance", "--json"}) {
+                           "--startup-allowance", "--to-end", "--json"}) {
     EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
   }
 }

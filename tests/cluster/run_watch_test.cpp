@@ -221,6 +221,23 @@ TEST_F(RunWatchTest, StepsThatStopAreAHangAndTheRunIsKilled) {
   EXPECT_EQ(cluster_.poll(id).state, RunState::Cancelled);
 }
 
+// A measurement needs only so many steps: past them the run is stopped and
+// counts as completed, however long the recipe would train.
+TEST_F(RunWatchTest, AMeasurementStopsTheRunAfterItsSteps) {
+  const RunSpec s = spec("measure", printer(40, 0.03, "exec sleep 60"));
+  options_.stop_after_steps = 4;
+  const auto start = Clock::now();
+  const RunId id = cluster_.submit(recipe_, s);
+  const RunStatus st = watch_run(cluster_, id, s, options_);
+  EXPECT_EQ(st.state, RunState::Completed) << st.reason;
+  EXPECT_EQ(st.reason.rfind("stopped after ", 0), 0u) << st.reason;
+  EXPECT_GE(last_steps(), 4);
+  EXPECT_LT(last_steps(), 40);
+  EXPECT_LT(seconds_since(start), 2.0);
+  EXPECT_FALSE(running(std::stoi(id.id)));
+  EXPECT_EQ(cluster_.poll(id).state, RunState::Cancelled);  // the cluster's own word: cancelled
+}
+
 TEST_F(RunWatchTest, ExpectedStepTimeSetsTheHangLimit) {
   RunSpec s = spec("slow", printer(2, 0.02, "exec sleep 60"));
   s.expected_step_s = 0.1;  // x 10 = 1 s, above min_hang_s

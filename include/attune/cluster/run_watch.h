@@ -114,6 +114,10 @@ struct WatchOptions {
   // sees it past Pending, less its elapsed_s then (also divided by
   // time_scale); a run still Pending is bounded the same from the watch's start.
   double grace_s = 600;
+  // > 0: a measurement. Once the log shows this many steps the run has
+  // measured enough: it is cancelled and reported Completed ("stopped after
+  // N steps ..."), so a recipe's long training run is not paid for in full.
+  long stop_after_steps = 0;
   // Polled at each wake-up (e.g. a Ctrl-C flag): true cancels the run, which
   // is reported Cancelled with reason "interrupted".
   std::function<bool()> interrupted;
@@ -129,7 +133,8 @@ struct WatchOptions {
 // as soon as a poll reports a final state; Hang (reason "no new step for N s
 // (expected step time X s)", N in the cluster's seconds) or Timeout (past the
 // bound) after cancelling it; Cancelled "interrupted" after cancelling it on
-// `interrupted`. A run that ended by itself while being cancelled reports how
+// `interrupted`; Completed "stopped after N steps: enough to measure" after
+// cancelling it at stop_after_steps. A run that ended by itself while being cancelled reports how
 // it ended. elapsed_s is the cluster's, from a poll after the cancel.
 // ClusterError from poll or log is retried up to 3 times with backoff, then
 // rethrown.
