@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../fixtures/llama3_8b_script.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -427,28 +429,7 @@ const char* kFiveIterations[] = {
 };
 
 // A Llama 3 8B Megatron-LM script on one H100 node (TP 2, global batch 256).
-const char* kLocalScript = R"(#!/bin/bash
-ARGS=(
-    --num-layers 32
-    --hidden-size 4096
-    --ffn-hidden-size 14336
-    --num-attention-heads 32
-    --group-query-attention
-    --num-query-groups 8
-    --seq-length 8192
-    --max-position-embeddings 8192
-    --swiglu
-    --micro-batch-size 1
-    --global-batch-size 256
-    --train-iters 1000
-    --lr 3e-4
-    --bf16
-    --tensor-model-parallel-size 2
-    --sequence-parallel
-    --use-distributed-optimizer
-)
-torchrun --nproc_per_node 8 pretrain_gpt.py "${ARGS[@]}"
-)";
+const std::string kLocalScript = attune::test::llama3_8b_script(8, 2, 256);
 
 class CliRunTest : public CliTest {
  protected:

@@ -5,32 +5,13 @@
 
 #include <string>
 
+#include "../fixtures/llama3_8b_script.h"
 #include "attune/gate/correctness_gate.h"
 
 namespace attune::cluster {
 
 inline gate::ApprovedRecipe approved_llama3_8b(int gpus, int tp) {
-  const std::string script = R"(#!/bin/bash
-ARGS=(
-    --num-layers 32
-    --hidden-size 4096
-    --ffn-hidden-size 14336
-    --num-attention-heads 32
-    --group-query-attention
-    --num-query-groups 8
-    --seq-length 8192
-    --max-position-embeddings 8192
-    --swiglu
-    --micro-batch-size 1
-    --global-batch-size 64
-    --train-iters 1000
-    --lr 3e-4
-    --bf16
-    --use-distributed-optimizer
-    --tensor-model-parallel-size )" + std::to_string(tp) + (tp > 1 ? "\n    --sequence-parallel" : "") + R"(
-)
-torchrun --nproc_per_node )" + std::to_string(gpus) + R"( pretrain_gpt.py "${ARGS[@]}"
-)";
+  const std::string script = test::llama3_8b_script(gpus, tp);
   recipe::RecipeOptions o;
   o.framework = "megatron";
   o.model = "llama3-8b";

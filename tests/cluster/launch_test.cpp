@@ -13,6 +13,8 @@
 #include "attune/cluster/run.h"
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
+#include "../fixtures/llama3_8b_script.h"
+#include "../fixtures/scratch_dir.h"
 
 namespace attune::cluster {
 namespace {
@@ -20,29 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using recipe::Recipe;
 
-const char* kScript = R"(#!/bin/bash
-TP=2
-ARGS=(
-    --num-layers 32
-    --hidden-size 4096
-    --ffn-hidden-size 14336
-    --num-attention-heads 32
-    --group-query-attention
-    --num-query-groups 8
-    --seq-length 8192
-    --max-position-embeddings 8192
-    --swiglu
-    --micro-batch-size 1
-    --global-batch-size 64
-    --train-iters 1000
-    --lr 3e-4
-    --bf16
-    --tensor-model-parallel-size $TP
-    --sequence-parallel
-    --use-distributed-optimizer
-)
-torchrun --nproc_per_node 8 pretrain_gpt.py "${ARGS[@]}"
-)";
+const std::string kScript = test::llama3_8b_script(8, 2);
 
 const char* kMegatronYaml = R"(MODEL_ARGS:
   --tensor-model-parallel-size: 2
@@ -115,19 +95,7 @@ ClusterDefinition mock() { return definition("mock", "slurm", "sim", 60); }
 
 class LaunchTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attune_launch_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "src");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / "src" / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
+  std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
   // The Megatron script behind a wrapper with `extra` (launch, measure, ...).
   Recipe megatron(const std::string& extra = "", const std::string& hardware = kHardware) {
     write("train.sh", kScript);
@@ -152,10 +120,10 @@ class LaunchTest : public ::testing::Test {
     q.seed = 7;
     return q;
   }
-  fs::path run_dir() const { return dir_ / "run"; }
+  fs::path run_dir() const { return scratch_.path() / "run"; }
   std::string written(const std::string& name) const { return (run_dir() / name).string(); }
 
-  fs::path dir_;
+  test::ScratchDir scratch_{"attune_launch"};
 };
 
 // ---------------------------------------------------------------- every cluster
@@ -402,7 +370,7 @@ TEST_F(LaunchTest, MockPassesStepsSeedAndAnAbsolutePerturbation) {
   LaunchRequest q = request();
   q.steps = 12;
   q.seed = 42;
-  const fs::path perturb = dir_ / "src" / "truth.yaml";
+  const fs::path perturb = scratch_.path() / "src" / "truth.yaml";
   std::ofstream(perturb) << "gemm: 0.9\n";
   // A relative path becomes absolute: the job runs in the run directory.
   q.sim_perturb = fs::relative(perturb, fs::current_path()).string();

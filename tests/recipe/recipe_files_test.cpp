@@ -13,6 +13,7 @@
 #include "attune/recipe/recipe.h"
 #include "attune/recipe/wrapper_file.h"
 #include "attune/util/error.h"
+#include "../fixtures/scratch_dir.h"
 
 namespace attune::recipe {
 namespace {
@@ -100,19 +101,7 @@ measure: {steps: 25}
 
 class RecipeFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attune_recipe_files_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "src");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / "src" / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
+  std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
   static std::string read(const std::string& path) {
     std::ifstream in(path);
     std::stringstream s;
@@ -120,7 +109,8 @@ class RecipeFilesTest : public ::testing::Test {
     return s.str();
   }
 
-  fs::path dir_;
+  test::ScratchDir scratch_{"attune_recipe_files"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 void expect_same_plan(const Plan& a, const Plan& b) {
