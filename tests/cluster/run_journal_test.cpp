@@ -31,7 +31,7 @@ RunSpec full_spec(const std::string& name) {
   s.log_path = "/scratch/runs/" + name + ".log";
   s.command = {"torchrun", "--nproc_per_node", "4", "pretrain_gpt.py", "--lr", "3e-4", "a \"quoted\" arg\twith\ttabs"};
   s.env = {{"NCCL_DEBUG", "WARN"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"WEIRD", "line\nbreak = 1"}};
-  s.workdir = "/work/megatron";
+  s.workdir = "/opt/megatron";
   s.steps = 123;
   s.expected_step_s = 1.2345678901234567;
   s.partition = "batch";

@@ -129,13 +129,13 @@ TEST(SbatchScriptTest, SlurmFilenameDoublesPercent) {
 TEST(SbatchScriptTest, OptionsInOrder) {
   RunSpec s = basic_spec();
   s.partition = "h100";
-  s.workdir = "/work/dir";
+  s.workdir = "/opt/dir";
   const SbatchJob job = sbatch_job(s, mock_def());
   const std::vector<std::string> expected = {
       "--parsable",          "--job-name=run-1",  "--nodes=2",           "--gpus-per-node=h100:8",
       "--partition=h100",    "--account=attune",  "--time=60",           "--exclusive",
       "--no-requeue",        "--output=/tmp/logs/run-1.log", "--error=/tmp/logs/run-1.log",
-      "--open-mode=append",  "--chdir=/work/dir"};
+      "--open-mode=append",  "--chdir=/opt/dir"};
   EXPECT_EQ(job.options, expected);
   EXPECT_EQ(job.request.partition, "h100");
   EXPECT_EQ(job.request.gpu, "h100");
@@ -310,7 +310,7 @@ TEST(SbatchScriptTest, ContainerNeedsPyxis) {
 TEST(SbatchScriptTest, PerNodeScript) {
   RunSpec s = basic_spec();
   s.env = {{"NCCL_DEBUG", "INFO"}, {"MSG", "it's $(x)"}};
-  s.workdir = "/work/my dir";
+  s.workdir = "/opt/my dir";
   const SbatchJob job = sbatch_job(s, mock_def());
   const std::string& t = job.script;
   EXPECT_EQ(t.rfind("#!/bin/bash\n", 0), 0u);
@@ -319,7 +319,7 @@ TEST(SbatchScriptTest, PerNodeScript) {
   EXPECT_NE(t.find("\nset -u\n"), std::string::npos);
   EXPECT_NE(t.find("\nexport MSG='it'\\''s $(x)'\n"), std::string::npos);
   EXPECT_NE(t.find("\nexport NCCL_DEBUG='INFO'\n"), std::string::npos);
-  EXPECT_NE(t.find("\ncd -- '/work/my dir' || exit 1\n"), std::string::npos);
+  EXPECT_NE(t.find("\ncd -- '/opt/my dir' || exit 1\n"), std::string::npos);
   EXPECT_NE(t.find("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\n"),
             std::string::npos);
   for (const char* line :
