@@ -61,16 +61,10 @@ class Checker {
     return lines.empty() ? "" : std::string(trim(lines.front()));
   }
 
-  static std::string failure_text(const ProcessResult& r) {
-    if (!r.error.empty()) return r.error;
-    const std::string err = first_line(r.err);
-    return err.empty() ? fmt::format("exit status {}", r.exit_code) : err;
-  }
-
   void check_local_gpus() {
     const ProcessResult r = call({"nvidia-smi", "-L"});
     if (r.exit_code != 0) {
-      add("gpus", CheckLevel::Warn, "nvidia-smi did not answer (" + failure_text(r) + "): runs will see no GPU");
+      add("gpus", CheckLevel::Warn, "nvidia-smi did not answer (" + r.failure() + "): runs will see no GPU");
       return;
     }
     int n = 0;
@@ -100,7 +94,7 @@ class Checker {
       if (r.exit_code == 0) {
         add(program, CheckLevel::Ok, first_line(r.out));
       } else {
-        add(program, CheckLevel::Fail, failure_text(r) + ": install the Slurm client commands (Debian: slurm-client)");
+        add(program, CheckLevel::Fail, r.failure() + ": install the Slurm client commands (Debian: slurm-client)");
         ok = false;
       }
     }
@@ -114,7 +108,7 @@ class Checker {
       add("controller", CheckLevel::Ok, said);
       return true;
     }
-    add("controller", CheckLevel::Fail, "slurmctld does not answer: " + (said.empty() ? failure_text(r) : said));
+    add("controller", CheckLevel::Fail, "slurmctld does not answer: " + (said.empty() ? r.failure() : said));
     return false;
   }
 
@@ -165,7 +159,7 @@ class Checker {
     if (def_.account.empty()) return;
     const ProcessResult r = call({"sacctmgr", "-n", "-P", "show", "account", def_.account, "format=account"});
     if (r.exit_code != 0) {
-      add("account " + def_.account, CheckLevel::Warn, "not checked: sacctmgr failed (" + failure_text(r) + ")");
+      add("account " + def_.account, CheckLevel::Warn, "not checked: sacctmgr failed (" + r.failure() + ")");
     } else if (trim(first_line(r.out)) == def_.account) {
       add("account " + def_.account, CheckLevel::Ok, "exists");
     } else {
@@ -176,7 +170,7 @@ class Checker {
   void check_accounting() {
     const ProcessResult r = call({"sacct", "-X", "-n", "-P", "-S", "now-1hours", "-o", "JobID"});
     if (r.exit_code == 0) add("accounting", CheckLevel::Ok, "sacct answers");
-    else add("accounting", CheckLevel::Warn, "sacct does not answer (" + failure_text(r) +
+    else add("accounting", CheckLevel::Warn, "sacct does not answer (" + r.failure() +
                                                 "): runs older than the controller's MinJobAge are found only through "
                                                 "the job completion log");
   }

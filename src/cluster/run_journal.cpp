@@ -7,10 +7,8 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
-#include <limits>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -19,100 +17,15 @@
 
 #include "attune/util/error.h"
 #include "attune/util/file.h"
+#include "attune/util/json_input.h"
+#include "attune/util/process_parts.h"
 
 namespace attune::cluster {
 
 namespace {
 
 using json = nlohmann::json;
-
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-// ------------------------------------------------------------ field helpers
-
-json number_json(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-[[noreturn]] void wrong_type(const std::string& key, const char* expected, const json& v) {
-  throw InputError({}, key, fmt::format("expected {}, got {}", expected, v.type_name()));
-}
-
-const json* member(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-void read_string(const json& j, const char* key, std::string& out) {
-  const json* v = member(j, key);
-  if (v == nullptr) return;
-  if (!v->is_string()) wrong_type(key, "a string", *v);
-  out = v->get<std::string>();
-}
-
-void read_int(const json& j, const char* key, int& out) {
-  const json* v = member(j, key);
-  if (v == nullptr) return;
-  if (!v->is_number_integer()) wrong_type(key, "an integer", *v);
-  const auto n = v->get<long long>();
-  if (n < std::numeric_limits<int>::min() || n > std::numeric_limits<int>::max())
-    throw InputError({}, key, fmt::format("{} is out of range", n));
-  out = static_cast<int>(n);
-}
-
-void read_double(const json& j, const char* key, double& out) {
-  const json* v = member(j, key);
-  if (v == nullptr) return;
-  if (v->is_number()) {
-    out = v->get<double>();
-    return;
-  }
-  if (v->is_string()) {
-    const auto& s = v->get_ref<const std::string&>();
-    if (s == "nan") {
-      out = std::numeric_limits<double>::quiet_NaN();
-      return;
-    }
-    if (s == "inf" || s == "-inf") {
-      out = s == "inf" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
-      return;
-    }
-  }
-  wrong_type(key, "a number", *v);
-}
-
-void read_bool(const json& j, const char* key, bool& out) {
-  const json* v = member(j, key);
-  if (v == nullptr) return;
-  if (!v->is_boolean()) wrong_type(key, "true or false", *v);
-  out = v->get<bool>();
-}
-
-void read_strings(const json& j, const char* key, std::vector<std::string>& out) {
-  const json* v = member(j, key);
-  if (v == nullptr) return;
-  if (!v->is_array()) wrong_type(key, "a list of strings", *v);
-  std::vector<std::string> items;
-  for (const json& item : *v) {
-    if (!item.is_string()) wrong_type(key, "a list of strings", item);
-    items.push_back(item.get<std::string>());
-  }
-  out = std::move(items);
-}
-
-void read_env(const json& j, const char* key, std::map<std::string, std::string>& out) {
-  const json* v = member(j, key);
-  if (v == nullptr) return;
-  if (!v->is_object()) wrong_type(key, "an object of strings", *v);
-  std::map<std::string, std::string> env;
-  for (const auto& [k, value] : v->items()) {
-    if (!value.is_string()) wrong_type(std::string(key) + "." + k, "a string", value);
-    env[k] = value.get<std::string>();
-  }
-  out = std::move(env);
-}
+using namespace json_field;
 
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -126,85 +39,6 @@ std::string utc_now() {
 bool is_blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 }  // namespace
-
-// ------------------------------------------------------------ RunSpec / RunStatus JSON
-
-json run_spec_json(const RunSpec& s) {
-  json env = json::object();
-  for (const auto& [k, v] : s.env) env[k] = v;
-  return json{
-      {"name", s.name},
-      {"nodes", s.nodes},
-      {"gpus_per_node", s.gpus_per_node},
-      {"gpu", s.gpu},
-      {"time_limit_s", number_json(s.time_limit_s)},
-      {"log_path", s.log_path},
-      {"command", s.command},
-      {"env", std::move(env)},
-      {"workdir", s.workdir},
-      {"steps", s.steps},
-      {"expected_step_s", number_json(s.expected_step_s)},
-      {"partition", s.partition},
-      {"account", s.account},
-      {"qos", s.qos},
-      {"constraint", s.constraint},
-      {"exclusive", s.exclusive},
-      {"container_image", s.container_image},
-      {"container_mounts", s.container_mounts},
-      {"per_node", s.per_node},
-  };
-}
-
-RunSpec run_spec_from_json(const json& j) {
-  if (!j.is_object()) wrong_type("spec", "an object", j);
-  RunSpec s;
-  read_string(j, "name", s.name);
-  read_int(j, "nodes", s.nodes);
-  read_int(j, "gpus_per_node", s.gpus_per_node);
-  read_string(j, "gpu", s.gpu);
-  read_double(j, "time_limit_s", s.time_limit_s);
-  read_string(j, "log_path", s.log_path);
-  read_strings(j, "command", s.command);
-  read_env(j, "env", s.env);
-  read_string(j, "workdir", s.workdir);
-  read_int(j, "steps", s.steps);
-  read_double(j, "expected_step_s", s.expected_step_s);
-  read_string(j, "partition", s.partition);
-  read_string(j, "account", s.account);
-  read_string(j, "qos", s.qos);
-  read_string(j, "constraint", s.constraint);
-  read_bool(j, "exclusive", s.exclusive);
-  read_string(j, "container_image", s.container_image);
-  read_strings(j, "container_mounts", s.container_mounts);
-  read_bool(j, "per_node", s.per_node);
-  return s;
-}
-
-json run_status_json(const RunStatus& s) {
-  return json{{"state", to_string(s.state)}, {"reason", s.reason}, {"elapsed_s", number_json(s.elapsed_s)}};
-}
-
-RunStatus run_status_from_json(const json& j) {
-  if (!j.is_object()) wrong_type("status", "an object", j);
-  RunStatus s;
-  std::string state = to_string(s.state);
-  read_string(j, "state", state);
-  const auto parsed = run_state_from_string(state);
-  if (!parsed) throw InputError({}, "state", fmt::format("unknown run state '{}'", state));
-  s.state = *parsed;
-  read_string(j, "reason", s.reason);
-  read_double(j, "elapsed_s", s.elapsed_s);
-  return s;
-}
-
-std::optional<RunState> run_state_from_string(std::string_view name) {
-  for (const RunState s : {RunState::Pending, RunState::Running, RunState::Completed, RunState::Failed,
-                           RunState::Cancelled, RunState::Timeout, RunState::NodeFail, RunState::OutOfMemory,
-                           RunState::Preempted, RunState::Hang}) {
-    if (to_string(s) == name) return s;
-  }
-  return std::nullopt;
-}
 
 // ------------------------------------------------------------ RunJournal
 

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "attune/util/process_parts.h"
+#include "attune/util/text.h"
 
 extern char** environ;
 
@@ -283,6 +284,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     result.error = fmt::format("wait status {}", status);
   }
   return result;
+}
+
+std::string ProcessResult::failure() const {
+  if (!error.empty() && (timed_out || (exit_code != 0 && err.empty()))) return error;
+  for (const std::string& text : {err, out}) {
+    for (const auto& line : split_lines(text)) {
+      if (!trim(line).empty()) return std::string(trim(line));
+    }
+  }
+  return error.empty() ? fmt::format("exit status {}", exit_code) : error;
 }
 
 }  // namespace attune

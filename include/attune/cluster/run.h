@@ -6,8 +6,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace attune::cluster {
 
@@ -71,5 +75,22 @@ double gpu_hours(const RunSpec& spec, double elapsed_s);
 // The time limit a run gets: the recipe's, cut to what `budget_gpu_hours`
 // left can pay for on spec's GPUs (budget < 0: no budget).
 double run_time_limit_s(double recipe_limit_s, double budget_gpu_hours, int nodes, int gpus_per_node);
+
+// RunSpec and RunStatus as JSON, every field (the journal's records,
+// a simulated run's status file). Reading: absent keys keep RunSpec's defaults, unknown keys are
+// ignored; a value of the wrong type is an InputError whose key names the
+// field. Non-finite numbers are written as the strings "inf", "-inf", "nan".
+// Strings are written as UTF-8; invalid bytes are replaced (U+FFFD).
+nlohmann::json run_spec_json(const RunSpec& spec);
+RunSpec run_spec_from_json(const nlohmann::json& j);
+nlohmann::json run_status_json(const RunStatus& status);
+RunStatus run_status_from_json(const nlohmann::json& j);
+// The RunState whose to_string() is `name`; nullopt if none.
+std::optional<RunState> run_state_from_string(std::string_view name);
+
+// The run's log as far as it is written: "" before it exists; ClusterError
+// naming `run` (e.g. "local:42") when it cannot be read. Every backend whose
+// log is a file reads it with this.
+std::string read_run_log(const std::string& run, const std::string& path);
 
 }  // namespace attune::cluster

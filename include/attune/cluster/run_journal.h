@@ -92,16 +92,4 @@ class RunJournal {
   std::unordered_map<std::string, std::size_t> index_;
 };
 
-// RunSpec and RunStatus as JSON, every field (the journal's "spec" and
-// "status"). Reading: absent keys keep RunSpec's defaults, unknown keys are
-// ignored; a value of the wrong type is an InputError whose key names the
-// field. Non-finite numbers are written as the strings "inf", "-inf", "nan".
-// Strings are written as UTF-8; invalid bytes are replaced (U+FFFD).
-nlohmann::json run_spec_json(const RunSpec& spec);
-RunSpec run_spec_from_json(const nlohmann::json& j);
-nlohmann::json run_status_json(const RunStatus& status);
-RunStatus run_status_from_json(const nlohmann::json& j);
-// The RunState whose to_string() is `name`; nullopt if none.
-std::optional<RunState> run_state_from_string(std::string_view name);
-
 }  // namespace attune::cluster

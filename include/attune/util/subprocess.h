@@ -36,6 +36,10 @@ struct ProcessResult {
   std::string error;
 
   bool ok() const { return exit_code == 0 && !timed_out; }
+  // Why it failed, in one line for a message: `error` when it timed out or
+  // did not run (and said nothing), else the first non-blank line of stderr (of stdout when stderr
+  // is empty), else "exit status N".
+  std::string failure() const;
 };
 
 // An empty argv (or an empty program name) gives exit_code 127 and an error;

@@ -467,25 +467,7 @@ void LocalCluster::cancel(const RunId& id) {
 
 std::string LocalCluster::log(const RunId& id) {
   const Run& run = find(id);
-  const int fd = ::open(run.spec.log_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return "";
-    throw ClusterError(fmt::format("run local:{}: cannot read log '{}': {}", run.pid, run.spec.log_path,
-                                   errno_text(errno)));
-  }
-  Fd guard(fd);
-  std::string text;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      throw ClusterError(fmt::format("run local:{}: cannot read log '{}': {}", run.pid, run.spec.log_path,
-                                     errno_text(errno)));
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  return text;
+  return read_run_log(fmt::format("local:{}", run.pid), run.spec.log_path);
 }
 
 void LocalCluster::attach(const RunId& id, const RunSpec& spec) {

@@ -42,14 +42,9 @@ RunStatus simulate(const sim::Workload& w, const sim::Prediction& p, sim::RunOpt
 std::string status_path(const RunSpec& spec) { return spec.log_path + ".status.json"; }
 
 nlohmann::json status_json(const std::string& id, const RunStatus& s) {
-  return {{"id", id}, {"state", to_string(s.state)}, {"reason", s.reason}, {"elapsed_s", s.elapsed_s}};
-}
-
-RunState state_named(const std::string& name) {
-  for (RunState s : {RunState::Completed, RunState::Failed, RunState::Timeout, RunState::Cancelled}) {
-    if (to_string(s) == name) return s;
-  }
-  throw ClusterError("unknown run state '" + name + "'");
+  nlohmann::json j = run_status_json(s);
+  j["id"] = id;
+  return j;
 }
 
 }  // namespace
@@ -85,7 +80,7 @@ RunStatus SimCluster::poll(const RunId& id) { return find(id).status; }
 // A simulated run is over by the time submit returns: nothing to cancel.
 void SimCluster::cancel(const RunId& id) { find(id); }
 
-std::string SimCluster::log(const RunId& id) { return read_file(find(id).spec.log_path); }
+std::string SimCluster::log(const RunId& id) { return read_run_log(name() + ":" + id.id, find(id).spec.log_path); }
 
 // Simulated runs end inside submit; after a restart the status file beside
 // the log says how.
@@ -96,13 +91,9 @@ void SimCluster::attach(const RunId& id, const RunSpec& spec) {
   if (!std::filesystem::exists(path))
     throw ClusterError("simulated run sim:" + id.id + " is gone (no " + path + ")");
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(path));
-    RunStatus status;
-    status.state = state_named(j.at("state").get<std::string>());
-    status.reason = j.at("reason").get<std::string>();
-    status.elapsed_s = j.at("elapsed_s").get<double>();
+    const RunStatus status = run_status_from_json(nlohmann::json::parse(read_file(path)));
     runs_[id.id] = Run{spec, status};
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const std::exception& e) {  // JSON syntax, or a field of the wrong kind (InputError)
     throw ClusterError(path + ": not a run status (" + e.what() + ")");
   }
 }

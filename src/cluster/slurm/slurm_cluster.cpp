@@ -30,19 +30,8 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The first line of a tool's complaint, for messages.
-std::string first_line(const ProcessResult& r) {
-  if (!r.error.empty() && r.exit_code != 0 && r.err.empty()) return r.error;
-  std::string_view text = r.err.empty() ? std::string_view(r.out) : std::string_view(r.err);
-  while (!text.empty() && (text.front() == '\n' || text.front() == ' ')) text.remove_prefix(1);
-  text = text.substr(0, text.find('\n'));
-  if (text.empty()) return r.error.empty() ? fmt::format("exit status {}", r.exit_code) : r.error;
-  return std::string(text);
-}
-
 std::string describe_failure(const std::string& program, const ProcessResult& r) {
-  if (r.timed_out) return fmt::format("{}: {}", program, r.error);
-  return fmt::format("{}: {}", program, first_line(r));
+  return fmt::format("{}: {}", program, r.failure());
 }
 
 bool says_invalid_job_id(const ProcessResult& r) {
@@ -211,15 +200,7 @@ void SlurmCluster::cancel(const RunId& id) {
 
 std::string SlurmCluster::log(const RunId& id) {
   const Run& run = find(id);
-  std::ifstream in(run.spec.log_path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT || !std::filesystem::exists(run.spec.log_path)) return "";
-    throw ClusterError(fmt::format("run {}: cannot read log '{}': {}", run_text(run.job_id), run.spec.log_path,
-                                   std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_run_log(run_text(run.job_id), run.spec.log_path);
 }
 
 void SlurmCluster::attach(const RunId& id, const RunSpec& spec) {
