@@ -21,6 +21,7 @@
 #include "attune/cluster/launch.h"
 #include "attune/cluster/run_journal.h"
 #include "attune/cluster/run_watch.h"
+#include "attune/cluster/sim/sim_cluster.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
@@ -32,12 +33,10 @@ namespace {
 struct RunArgs {
   std::string file;
   recipe::RecipeOptions options;
-  SimOptions sim;
   std::string cluster = "sim";
   std::string clusters_file;
   std::string run_dir;
   double budget_gpu_hours = -1;
-  int steps = 0;
   double hang_factor = 10;
   double startup_allowance_s = 900;
   bool to_end = false;
@@ -118,8 +117,8 @@ struct Followed {
 };
 
 Followed launch_or_adopt(cluster::Cluster& cluster, cluster::RunJournal& journal, const cluster::ClusterDefinition& def,
-                         const gate::ApprovedRecipe& approved, const RunArgs& a, const SimTarget& t,
-                         const std::string& run_dir) {
+                         const gate::ApprovedRecipe& approved, const RunArgs& a, const LaunchTarget& t,
+                         std::uint64_t seed, const std::string& run_dir) {
   const auto entries = journal.entries();
   if (!entries.empty()) {
     const cluster::JournalEntry& last = entries.back();
@@ -150,10 +149,9 @@ Followed launch_or_adopt(cluster::Cluster& cluster, cluster::RunJournal& journal
   q.run_name = new_run_name(a.file);
   q.run_dir = run_dir;
   q.budget_gpu_hours = a.budget_gpu_hours;
-  q.steps = a.steps;
   q.attune_binary = current_executable("attune");
-  q.sim_perturb = t.perturbation_file;
-  q.seed = t.seed;
+  q.truth_file = t.truth_file;
+  q.seed = cluster::SimCluster::launch_seed(seed, 1);
   Followed f;
   f.spec = cluster::prepare_launch(approved.recipe(), def, q);
   journal.launching(f.spec.name, def.name, f.spec, a.file);
@@ -219,16 +217,18 @@ int run_run(const RunArgs& a) {
   const auto defs = cluster::load_cluster_definitions(
       default_location ? cluster::default_clusters_path() : a.clusters_file, default_location);
   const cluster::ClusterDefinition& def = cluster::find_cluster(defs, a.cluster);
-  const SimTarget t = load_target(a.file, a.options, a.sim);
+  const LaunchTarget t = load_launch_target(a.file, a.options);
   const gate::ApprovedRecipe approved = approve_as_is(t.recipe, a.file);
   const std::string run_dir = a.run_dir.empty() ? default_run_dir(a.file) : a.run_dir;
 
   cluster::RunJournal journal((std::filesystem::path(run_dir) / "journal.jsonl").string());
-  const auto cluster = cluster::make_cluster(def, t.perturbation, t.seed);
+  // A fresh draw of noise per launch: the run's seed is nobody's choice.
+  const std::uint64_t seed = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  const auto cluster = cluster::make_cluster(def, {t.truth_file, seed});
   InterruptFlag interrupt;
   Followed f;
   try {
-    f = launch_or_adopt(*cluster, journal, def, approved, a, t, run_dir);
+    f = launch_or_adopt(*cluster, journal, def, approved, a, t, seed, run_dir);
   } catch (const cluster::ClusterError& e) {
     throw InputError({}, "--cluster", e.what());
   }
@@ -275,9 +275,11 @@ void add_run_command(CLI::App& app) {
       "GPU-hours it was charged and the diagnosis of its log. Exit "
       "status 0 when the run completed, 1 when it did not. Ctrl-C cancels the run. Running the same command with the "
       "same --run-dir after attune was killed re-attaches to the run instead of launching it again");
-  cmd->add_option("RECIPE", args->file, "Recipe file, attune wrapper file or scenario file")->required();
+  cmd->add_option("RECIPE", args->file,
+                  "Recipe file, attune wrapper file, or scenario file or directory (on the sim cluster, or a mock "
+                  "cluster, a scenario runs under its hidden truth)")
+      ->required();
   add_recipe_options(*cmd, args->options);
-  add_sim_options(*cmd, args->sim);
   cmd->add_option("--cluster", args->cluster,
                   "Cluster to run on, by name: the built-in sim (simulator, instant), local (this machine) or mock "
                   "(the mock Slurm), or one defined in the clusters file")
@@ -290,10 +292,6 @@ void add_run_command(CLI::App& app) {
                   "attune-runs/<recipe>-<time>). Must be visible from every node of the cluster");
   cmd->add_option("--budget-gpu-hours", args->budget_gpu_hours,
                   "GPU-hours the run may spend: its time limit is cut to what this pays for")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--steps", args->steps,
-                  "Steps to measure: a simulated run prints this many, a real run is stopped (and counts as "
-                  "completed) once its log shows this many (default: the wrapper's measure.steps, else 50)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--to-end", args->to_end,
                 "Let a real run go on to its own end (or its time limit) instead of stopping it after the steps to "

@@ -1,9 +1,12 @@
 // `attune sim ...`: the simulated cluster. `predict` shows what a recipe would
 // do on the simulated hardware and why; `run` and `job` print the run's log
 // (`job` paced like the real run, as a cluster payload); `optimum` is the best
-// the simulator finds within the gate; `calibrate` holds the model to the
-// published measurements.
+// the simulator finds within the gate; `scenarios` measures the benchmark
+// scenarios; `calibrate` holds the model to the published measurements.
+// Everything simulates the nominal model unless --truth asks for a
+// scenario's hidden truth.
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <cstdint>
 #include <iostream>
@@ -22,6 +25,7 @@
 #include "attune/sim/optimum.h"
 #include "attune/sim/perturbation.h"
 #include "attune/sim/scenario.h"
+#include "attune/sim/scenario_report.h"
 #include "attune/sim/run_log.h"
 #include "attune/sim/step_model.h"
 #include "attune/util/error.h"
@@ -54,7 +58,13 @@ struct OptimumArgs {
   gate::GateOptions gate;
   int candidates = 32;
   bool json = false;
-  bool record = false;     // write the figures into the scenario file
+  bool record = false;     // write the figures into the scenario's harness file
+};
+
+struct ScenariosArgs {
+  std::string dir = "recipes/scenarios";
+  gate::GateOptions gate;
+  bool json = false;
 };
 
 struct CalibrateArgs {
@@ -67,7 +77,10 @@ void print_prediction(const sim::Workload& w, const sim::Prediction& p) {
   fmt::print("workload    {} on {} x {} ({} GPUs): tp {} pp {} vp {} cp {} ep {} dp {} · mbs {} gbs {} · seq {}\n",
              w.model.display.empty() ? w.model.name : w.model.display, pl.nodes, pl.gpu, pl.world, pl.tp, pl.pp,
              pl.vp, pl.cp, pl.ep, pl.dp, pl.mbs, pl.gbs, pl.seq_len);
-  if (!p.failure.empty()) fmt::print("failure     {}: {}\n", p.failure, p.error);
+  if (!p.failure.empty())
+    fmt::print("failure     {}{}: {}\n", p.failure, p.fails_at_step > 0 ? fmt::format(" at step {}", p.fails_at_step) : "",
+               p.error);
+  if (p.oom_risk > 0) fmt::print("risk        {:.0f}% chance per run of a late OOM (memory within the risk margin of HBM)\n", 100 * p.oom_risk);
   if (p.step_time_s <= 0) return;
   fmt::print("throughput  step {:.3f} s · {:.0f} tokens/s/GPU · {:.1f} TFLOP/s/GPU · MFU {:.1f}%\n", p.step_time_s,
              p.tokens_per_s_per_gpu, p.tflops_per_gpu, p.mfu * 100);
@@ -77,14 +90,21 @@ void print_prediction(const sim::Workload& w, const sim::Prediction& p) {
              pct(b.memory_bound_s));
   fmt::print("            TP {} · CP {} · EP {} · DP {} · PP {}\n", pct(b.tp_comm_s), pct(b.cp_comm_s),
              pct(b.ep_comm_s), pct(b.dp_comm_s), pct(b.pp_comm_s));
-  fmt::print("            bubble {} · optimizer {} · other {}\n", pct(b.bubble_s), pct(b.optimizer_s),
-             pct(b.other_s));
+  fmt::print("            bubble {} · optimizer {} · offload {} · data {} · other {}\n", pct(b.bubble_s),
+             pct(b.optimizer_s), pct(b.offload_s), pct(b.data_s), pct(b.other_s));
   const auto& m = p.memory;
   fmt::print("memory      {:.1f} GiB of {:.1f} GiB: weights {:.1f} · grads {:.1f} · optimizer {:.1f} · activations {:.1f} · "
              "overhead {:.1f} · fragmentation {:.1f}\n",
              m.total_gib, p.hbm_gib, m.weights_gib, m.gradients_gib, m.optimizer_gib, m.activations_gib,
              m.overhead_gib, m.fragmentation_gib);
   for (const auto& n : m.notes) fmt::print("note        {}\n", n);
+  const auto& k = w.knobs;
+  std::string choices;
+  for (std::size_t i = 0; i < sim::kChoiceCount; ++i) {
+    const auto c = static_cast<sim::Choice>(i);
+    choices += fmt::format("{}{} {}", i ? " · " : "", sim::choice_name(c), sim::choice_values(c)[k.get(c)]);
+  }
+  fmt::print("choices     {}\n", choices);
 }
 
 int run_predict(const PredictArgs& a) {
@@ -99,8 +119,8 @@ int run_predict(const PredictArgs& a) {
   return 0;
 }
 
-sim::RunOptions run_options(const RunArgs& a, const SimTarget& t) {
-  sim::RunOptions o = sim::run_options(t.perturbation, t.seed, a.steps);
+sim::RunOptions run_options(const RunArgs& a, const SimTarget& t, const sim::Workload& w, const sim::Prediction& p) {
+  sim::RunOptions o = sim::run_options(w, p, t.perturbation, t.seed, a.steps);
   o.flavour = a.flavour;
   return o;
 }
@@ -109,8 +129,8 @@ int run_run(const RunArgs& a) {
   const SimTarget t = load_target(a.file, a.options, a.sim);
   sim::Workload w = sim::workload_from_recipe(t.recipe);
   sim::Prediction p = sim::predict(w, t.perturbation);
-  sim::write_run_log(w, p, run_options(a, t), std::cout);
-  return p.ok ? 0 : 1;
+  const sim::RunOutcome outcome = sim::write_run_log(w, p, run_options(a, t, w, p), std::cout);
+  return outcome.failure.empty() ? 0 : 1;
 }
 
 // Prints the log as the run would: each step's lines when the simulated
@@ -132,42 +152,78 @@ int run_job(const RunArgs& a) {
              a.time_scale);
   out.flush();
   const auto start = std::chrono::steady_clock::now();
-  sim::RunOptions o = run_options(a, t);
+  sim::RunOptions o = run_options(a, t, w, p);
   o.before_lines = [&](double simulated_s) {
     out.flush();
     std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                               std::chrono::duration<double>(simulated_s / a.time_scale)));
   };
-  sim::write_run_log(w, p, o, out);
+  const sim::RunOutcome outcome = sim::write_run_log(w, p, o, out);
   out.flush();
-  return p.ok ? 0 : 1;
+  return outcome.failure.empty() ? 0 : 1;
+}
+
+void print_edits(const char* head, const std::vector<sim::LeverEdit>& edits, bool changes) {
+  if (edits.empty()) fmt::print("{:<12}none: the recipe as written\n", head);
+  for (const auto& e : edits) {
+    fmt::print("{:<12}{}: {} -> {}\n", head, e.lever, e.from.empty() ? "(default)" : e.from, e.to);
+    if (!changes) continue;
+    for (const auto& c : e.changes) fmt::print("              {}\n", c);
+  }
 }
 
 void print_optimum(const sim::Optimum& o) {
-  fmt::print("baseline    {:.0f} tokens/s/GPU{}\n", o.baseline.tokens_per_s_per_gpu,
-             o.baseline.ok ? "" : " (" + o.baseline.failure + ": " + o.baseline.error + ")");
-  fmt::print("optimum     {:.0f} tokens/s/GPU ({:.2f}x) after searching {} settings\n", o.best.tokens_per_s_per_gpu,
-             o.baseline.tokens_per_s_per_gpu > 0 ? o.best.tokens_per_s_per_gpu / o.baseline.tokens_per_s_per_gpu : 0.0,
-             o.searched);
-  if (o.edits.empty()) fmt::print("edits       none: the recipe is already the best found\n");
-  for (const auto& e : o.edits) {
-    fmt::print("edit        {}: {} -> {}\n", e.lever, e.from.empty() ? "(default)" : e.from, e.to);
-    for (const auto& c : e.changes) fmt::print("              {}\n", c);
+  const double base = o.baseline.tokens_per_s_per_gpu;
+  fmt::print("baseline    {:.0f} tokens/s/GPU{}\n", base, o.baseline.ok ? "" : " (" + o.baseline.failure + ": " + o.baseline.error + ")");
+  fmt::print("optimum     {:.0f} tokens/s/GPU ({:.2f}x) over {} settings ({} evaluated, the rest bounded out)\n",
+             o.best.prediction.tokens_per_s_per_gpu, base > 0 ? o.best.prediction.tokens_per_s_per_gpu / base : 0.0,
+             o.settings, o.evaluated);
+  print_edits("edit", o.best.edits, true);
+  if (o.prior) {
+    const std::string truth = o.prior_under_truth.ok ? fmt::format("{:.0f}", o.prior_under_truth.tokens_per_s_per_gpu)
+                                                     : o.prior_under_truth.failure;
+    fmt::print("prior       the nominal model's optimum: {:.0f} tokens/s/GPU predicted, {} under this truth (regret {:.1f}%)\n",
+               o.prior->prediction.tokens_per_s_per_gpu, truth, 100 * o.prior_regret);
+    print_edits("prior edit", o.prior->edits, false);
+  }
+  if (o.greedy) {
+    const double best = o.best.prediction.tokens_per_s_per_gpu;
+    fmt::print("greedy      one lever at a time: {:.0f} tokens/s/GPU after {} trials and {} moves ({:.1f}% short)\n",
+               o.greedy->prediction.tokens_per_s_per_gpu, o.greedy->trials, o.greedy->moves,
+               best > 0 ? 100 * std::max(0.0, 1 - o.greedy->prediction.tokens_per_s_per_gpu / best) : 0.0);
   }
   for (const auto& n : o.notes) fmt::print("note        {}\n", n);
   fmt::print("\n");
-  print_prediction(o.best_workload, o.best);
+  print_prediction(o.best.workload, o.best.prediction);
+}
+
+std::vector<std::string> edit_lines(const std::vector<sim::LeverEdit>& edits) {
+  std::vector<std::string> out;
+  for (const auto& e : edits) out.push_back(e.lever + ": " + (e.from.empty() ? "(default)" : e.from) + " -> " + e.to);
+  return out;
 }
 
 int run_optimum(const OptimumArgs& a) {
   const SimTarget t = load_target(a.file, a.options, a.sim);
   gate::CorrectnessGate gate(a.gate);
-  const sim::Optimum o = sim::find_optimum(t.recipe, gate, t.perturbation, static_cast<std::size_t>(a.candidates));
+  sim::OptimumOptions options;
+  options.candidates = static_cast<std::size_t>(a.candidates);
+  const sim::Optimum o = sim::find_optimum(t.recipe, gate, t.perturbation, options);
   if (a.record) {
-    if (!sim::is_scenario_file(a.file)) throw InputError({a.file, 0, 0}, "--record", "RECIPE must be a scenario file");
-    std::vector<std::string> edits;
-    for (const auto& e : o.edits) edits.push_back(e.lever + ": " + (e.from.empty() ? "(default)" : e.from) + " -> " + e.to);
-    sim::record_figures(a.file, o.baseline.tokens_per_s_per_gpu, o.best.tokens_per_s_per_gpu, edits);
+    if (!t.scenario) throw InputError({a.file, 0, 0}, "--record", "RECIPE must be a scenario");
+    if (!a.sim.truth) throw InputError({a.file, 0, 0}, "--record", "records the figures under the truth: add --truth");
+    sim::RecordedFigures f;
+    f.baseline = o.baseline.tokens_per_s_per_gpu;
+    f.optimum = o.best.prediction.tokens_per_s_per_gpu;
+    f.prior_regret = o.prior_regret;
+    f.greedy_shortfall = o.greedy && f.optimum > 0 ? std::max(0.0, 1 - o.greedy->prediction.tokens_per_s_per_gpu / f.optimum) : 0;
+    f.greedy_trials = o.greedy ? o.greedy->trials : 0;
+    f.optimum_edits = edit_lines(o.best.edits);
+    if (o.prior) f.prior_edits = edit_lines(o.prior->edits);
+    const std::string harness = t.scenario->harness.empty()
+                                    ? (std::filesystem::path(t.scenario->dir) / "harness.yaml").string()
+                                    : t.scenario->harness;
+    sim::record_figures(harness, f);
   }
   if (a.json) {
     print_json(sim::to_json(o));
@@ -175,6 +231,29 @@ int run_optimum(const OptimumArgs& a) {
     print_optimum(o);
   }
   return 0;
+}
+
+int run_scenarios(const ScenariosArgs& a) {
+  gate::CorrectnessGate gate(a.gate);
+  const sim::ScenarioReport r = sim::scenario_report(sim::scenario_dirs(a.dir), gate);
+  if (a.json) {
+    print_json(sim::to_json(r));
+    return r.targets.met ? 0 : 1;
+  }
+  fmt::print("{:<48} {:>8} {:>8} {:>7} {:>7} {:>6} {:>9} {:>7}\n", "scenario", "baseline", "optimum", "regret", "greedy",
+             "traps", "trial GPUh", "trials");
+  for (const auto& f : r.scenarios) {
+    fmt::print("{:<48.48} {:>8.0f} {:>8.0f} {:>6.1f}% {:>6.1f}% {:>6} {:>9.2f} {:>7.0f}{}\n", f.name, f.baseline, f.optimum,
+               100 * f.prior_regret, 100 * f.greedy_shortfall, f.traps, f.trial_gpu_hours, f.trials_that_fit,
+               f.prior_failure.empty() ? "" : "  prior's optimum: " + f.prior_failure);
+  }
+  const auto& t = r.targets;
+  fmt::print("\nprior regret >= 5%: {} (target >= 8) · median regret {:.1f}% (target 5-15%) · greedy stuck >= 3%: {} "
+             "(target >= 5) · start within 10%: {} (target >= 3) · with traps: {} (target >= 4) · too few trials: {} "
+             "(target 0) · slowest search {:.2f} s (target < 2 s) · {}\n",
+             t.regret_5pct, 100 * t.median_regret, t.greedy_stuck_3pct, t.within_10pct, t.with_traps, t.too_few_trials,
+             t.slowest_search_s, t.met ? "targets met" : "TARGETS NOT MET");
+  return t.met ? 0 : 1;
 }
 
 int run_calibrate(const CalibrateArgs& a) {
@@ -215,21 +294,22 @@ void add_sim_command(CLI::App& app) {
   auto predict = std::make_shared<PredictArgs>();
   CLI::App* p = sim->add_subcommand("predict", "Predict a recipe's step time, tokens/s/GPU, TFLOP/s/GPU, MFU and peak "
                                                "memory per GPU, with the breakdown that explains them");
-  p->add_option("RECIPE", predict->file, "Recipe file, attune wrapper file or scenario file")->required();
+  p->add_option("RECIPE", predict->file, "Recipe file, attune wrapper file, or scenario file or directory")->required();
   add_recipe_options(*p, predict->options);
-  add_sim_options(*p, predict->sim);
+  add_sim_options(*p, predict->sim, false);
   p->add_flag("--json", predict->json,
-              "Print JSON: {ok, failure, step_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu, breakdown, memory}");
+              "Print JSON: {ok, failure, fails_at_step, step_time_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu, "
+              "oom_risk, breakdown, memory}");
   p->callback([predict]() { command_status() = run_predict(*predict); });
 
   auto run = std::make_shared<RunArgs>();
   CLI::App* r = sim->add_subcommand("run", "Print the log the recipe's run would print, in its framework's own format "
                                            "(Megatron-LM, Megatron-Bridge, NeMo, AutoModel, torchtitan, DeepSpeed, "
-                                           "Hugging Face), with warm-up, seeded noise and stragglers, "
-                                           "or the framework's error where it would fail (exit 1)");
-  r->add_option("RECIPE", run->file, "Recipe file, attune wrapper file or scenario file")->required();
+                                           "Hugging Face), with start-up, warm-up, seeded noise and stragglers, "
+                                           "or the failure's own lines at its own step (exit 1)");
+  r->add_option("RECIPE", run->file, "Recipe file, attune wrapper file, or scenario file or directory")->required();
   add_recipe_options(*r, run->options);
-  add_sim_options(*r, run->sim);
+  add_sim_options(*r, run->sim, true);
   r->add_option("--steps", run->steps, "Training steps to print")->check(CLI::PositiveNumber);
   r->add_option("--log-format", run->flavour, "Log format (default: the recipe framework's own)")
       ->check(CLI::IsMember(sim::log_flavours()));
@@ -237,12 +317,12 @@ void add_sim_command(CLI::App& app) {
 
   auto job = std::make_shared<RunArgs>();
   job->time_scale = 1;
-  CLI::App* j = sim->add_subcommand("job", "The same run as a cluster job's payload: prints the log over the run's "
-                                           "simulated duration divided by --time-scale, then exits 0, or 1 where the "
-                                           "run fails");
-  j->add_option("RECIPE", job->file, "Recipe file, attune wrapper file or scenario file")->required();
+  CLI::App* j = sim->add_subcommand("job", "The same run as a cluster job's payload (what a mock cluster's jobs "
+                                           "run): prints the log over the run's simulated duration divided by "
+                                           "--time-scale, then exits 0, or 1 where the run fails");
+  j->add_option("RECIPE", job->file, "Recipe file, attune wrapper file, or scenario file or directory")->required();
   add_recipe_options(*j, job->options);
-  add_sim_options(*j, job->sim);
+  add_sim_options(*j, job->sim, true);
   j->add_option("--steps", job->steps, "Training steps to run")->check(CLI::PositiveNumber);
   j->add_option("--log-format", job->flavour, "Log format (default: the recipe framework's own)")
       ->check(CLI::IsMember(sim::log_flavours()));
@@ -254,23 +334,39 @@ void add_sim_command(CLI::App& app) {
 
   auto optimum = std::make_shared<OptimumArgs>();
   CLI::App* o = sim->add_subcommand(
-      "optimum", "Search every legal layout and lever setting the recipe's framework exposes that keeps what it "
-                 "trains (the correctness gate approves the edited recipe) and print the best with its prediction: "
-                 "the ceiling tuners are compared with");
-  o->add_option("RECIPE", optimum->file, "Recipe file, attune wrapper file or scenario file")->required();
+      "optimum", "Search, exactly (branch and bound), every layout, structural lever and choice the recipe's "
+                 "framework exposes and the simulator reads, keeping what it trains (the correctness gate approves "
+                 "the edited recipe), and print the best with its prediction: the ceiling tuners are compared with. "
+                 "Also the nominal model's optimum scored under the truth (its regret) and where one-lever greedy "
+                 "stops");
+  o->add_option("RECIPE", optimum->file, "Recipe file, attune wrapper file, or scenario file or directory")->required();
   add_recipe_options(*o, optimum->options);
-  add_sim_options(*o, optimum->sim);
+  add_sim_options(*o, optimum->sim, false);
   o->add_option("--allow", optimum->gate.allow, "Numerics change the search may make (fp8); repeatable");
   o->add_option("--candidates", optimum->candidates,
                 "Ranked candidates turned into recipes and checked by the gate before giving up (default 32)")
       ->check(CLI::PositiveNumber);
   o->add_flag("--json", optimum->json,
-              "Print JSON: {best: {tokens_per_s_per_gpu, edits, plan, prediction}, baseline, speedup, searched, "
-              "candidates_tried, notes}");
+              "Print JSON: {optimum: {tokens_per_s_per_gpu, edits, plan, prediction}, prior_optimum: {edits, "
+              "prior_tokens_per_s_per_gpu, true_tokens_per_s_per_gpu, true_failure}, prior_regret, greedy: "
+              "{true_tokens_per_s_per_gpu, trials, moves, shortfall}, baseline, speedup, settings_searched, "
+              "settings_evaluated, cores, candidates_tried, notes}");
   o->add_flag("--record", optimum->record,
-              "RECIPE is a scenario file: write the baseline and optimum predicted into it (the scenario tests "
-              "check them)");
+              "RECIPE is a scenario and --truth is given: write the figures into its harness.yaml (the scenario "
+              "tests check them)");
   o->callback([optimum]() { command_status() = run_optimum(*optimum); });
+
+  auto scenarios = std::make_shared<ScenariosArgs>();
+  CLI::App* sc = sim->add_subcommand(
+      "scenarios", "Measure every benchmark scenario under its hidden truth: baseline, true optimum, the nominal "
+                   "model's regret, where one-lever greedy stops, traps, what a trial costs and how many fit the "
+                   "budget; and whether the set meets the benchmark's targets (exit 1 when not)");
+  sc->add_option("DIR", scenarios->dir, "Directory of scenario directories")->capture_default_str()->check(CLI::ExistingDirectory);
+  sc->add_option("--allow", scenarios->gate.allow, "Numerics change the searches may make (fp8); repeatable");
+  sc->add_flag("--json", scenarios->json,
+               "Print JSON: {scenarios: [{name, baseline_tokens_per_s_per_gpu, optimum_tokens_per_s_per_gpu, "
+               "prior_regret, greedy_shortfall, traps, trial_gpu_hours, trials_that_fit, ...}], targets: {...}}");
+  sc->callback([scenarios]() { command_status() = run_scenarios(*scenarios); });
 
   auto calibrate = std::make_shared<CalibrateArgs>();
   CLI::App* c = sim->add_subcommand("calibrate", "Predict every row of the published measurements (throughput.csv) "

@@ -37,10 +37,10 @@ std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::stri
                                          int steps) {
   if (q.attune_binary.empty()) throw InputError({}, "--cluster", "a cluster with payload sim needs the attune binary");
   std::vector<std::string> argv = {q.attune_binary, "sim", "job", wrapper, "--time-scale", fmt::format("{}", time_scale),
-                                   "--steps", std::to_string(steps), "--sim-seed", std::to_string(q.seed)};
-  if (!q.sim_perturb.empty()) {
-    argv.push_back("--sim-perturb");
-    argv.push_back(std::filesystem::absolute(q.sim_perturb).string());
+                                   "--steps", std::to_string(steps), "--seed", std::to_string(q.seed)};
+  if (!q.truth_file.empty()) {
+    argv.push_back("--truth-file");
+    argv.push_back(std::filesystem::absolute(q.truth_file).string());
   }
   return argv;
 }

@@ -559,7 +559,7 @@ void use_fsdp(Workload& w) {
 // EP spread its experts over every rank of a pipeline stage, as AutoModel's
 // DeepSeek-V3 benchmark recipe does (ep_size 64 = 256 GPUs / PP 4).
 void use_deepep(Workload& w) {
-  w.knobs.moe_dispatcher = "deepep";
+  w.knobs.set(Choice::Dispatcher, dispatcher::kDeepEp);
   const int stage_ranks = w.plan.world / std::max(1, w.plan.pp);
   if (w.model.is_moe() && w.plan.ep == 1 && stage_ranks > 0 && w.model.experts % stage_ranks == 0)
     w.plan.ep = stage_ranks;
@@ -586,10 +586,10 @@ const KnobPattern kKnobs[] = {
     {"tp comm overlap", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
     {", asynctp,", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
     {"fsdp", use_fsdp},
-    {"cuda graph", [](Workload& w) { w.knobs.cuda_graphs = true; }},
+    {"cuda graph", [](Workload& w) { w.knobs.set(Choice::CudaGraphs, cuda_graphs::kLayers); }},
     {"deepep", use_deepep},
-    {"hybridep", [](Workload& w) { w.knobs.moe_dispatcher = "deepep"; }},
-    {"expandable_segments:true", [](Workload& w) { w.knobs.expandable_segments = true; }},
+    {"hybridep", [](Workload& w) { w.knobs.set(Choice::Dispatcher, dispatcher::kDeepEp); }},
+    {"expandable_segments:true", [](Workload& w) { w.knobs.set(Choice::Expandable, 1); }},
     {"float8 all-gather", [](Workload& w) { w.knobs.fp8_param_gather = true; }},
     {"interleaved 1f1b", use_interleaving},
 };
@@ -605,9 +605,9 @@ bool without_sequence_parallel(const CalibrationRow& row) {
 // torchtitan runs PyTorch SDPA attention, its "selective" is the per-op
 // policy, and a row that says "eager" ran without torch.compile.
 void apply_torchtitan(const CalibrationRow& row, Workload& w) {
-  w.knobs.sdpa_attention = true;
+  w.knobs.set(Choice::Attention, attention::kSdpa);
   w.knobs.per_op_selective = true;
-  w.knobs.compiled = !contains(to_lower(row.notes), "eager");
+  w.knobs.set(Choice::Compile, !contains(to_lower(row.notes), "eager"));
 }
 
 void apply_knobs(const CalibrationRow& row, Workload& w) {

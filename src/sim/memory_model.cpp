@@ -51,6 +51,10 @@ constexpr double kBf16LossBytesPerLogit = 4;
 // §3.4: ~0.3-1 GiB CUDA context; ~0.55-0.7 GiB per NCCL communicator (nccl#964).
 constexpr double kCudaContextGiB = 0.5;
 constexpr double kNcclPerCommunicatorGiB = 0.7;
+// NVLink SHARP buffers, part of a communicator's memory on NVSwitch nodes
+// (Bridge performance guide: NCCL_NVLS_ENABLE=0 lowers memory); the size is
+// an estimate.
+constexpr double kNvlsPerCommunicatorGiB = 0.2;
 // §3.4: CUDA graphs hold "a few gigabytes" of static buffers, >10 GB with PP>1.
 constexpr double kCudaGraphGiB = 3;
 constexpr double kCudaGraphPipelineGiB = 10;
@@ -183,33 +187,48 @@ Recompute recompute_mode(const Knobs& k, const recipe::Plan& p) {
   return Recompute::kNone;
 }
 
-TokenBytes layer_token_bytes(const recipe::ModelSpec& m, bool moe_layer, bool selective, bool fp8, int etp) {
+unsigned dropped_by_recompute(const Knobs& k, Recompute mode) {
+  if (mode != Recompute::kSelective) return 0;
+  // torchtitan's per-op policy saves every other matmul output: about the
+  // MLP intermediates' worth of what a layer keeps.
+  if (k.per_op_selective) return recompute_module::kMlp | recompute_module::kMlaUpProj;
+  return k.recompute_modules;
+}
+
+TokenBytes layer_token_bytes(const recipe::ModelSpec& m, bool moe_layer, unsigned dropped, bool fp8, int etp) {
+  using namespace recompute_module;
   const double h = m.hidden;
   const double linear_in = fp8 ? 1.0 : 2.0;  // bytes per element of a stored linear-layer input
   const AttentionWidths a = attention_widths(m);
   TokenBytes t;
-  // Norm-1 input, QKV-GEMM input, norm-2 input, FC1 input; MLA latents and their norms.
-  t.sequence_parallel_only = 2 * h + linear_in * h + 2 * h + linear_in * h + (2 + linear_in) * a.latent;
+  // Norm-1 input, QKV-GEMM input, norm-2 input, FC1 input; MLA latents and
+  // their norms. Recomputing the norms (layernorm) drops the two GEMM inputs
+  // they produce: the GEMMs save the norm input instead.
+  t.sequence_parallel_only = 2 * h + 2 * h + (2 + linear_in) * a.latent;
+  if (!(dropped & kLayerNorm)) t.sequence_parallel_only += 2 * linear_in * h;
   // Q, K, V and the output O kept by flash attention for its backward. O is
   // also the out-projection input: under FP8 that GEMM stores its own FP8
   // copy beside the bf16 O, so FP8 adds a byte here instead of saving one.
-  // Selective recompute of MLA (mla_up_proj) rebuilds Q/K/V from the latents.
+  // Recomputing MLA's up-projections (mla_up_proj) rebuilds Q/K/V from the latents.
   t.tensor_parallel = (fp8 ? 3.0 : 2.0) * a.out;
-  if (!(selective && m.is_mla())) t.tensor_parallel += 2 * (a.q + a.k + a.v);
+  if (!((dropped & kMlaUpProj) && m.is_mla())) t.tensor_parallel += 2 * (a.q + a.k + a.v);
+  const bool mlp = dropped & kMlp;
   if (!moe_layer) {
-    if (!selective) t.tensor_parallel += fc1_output_bytes(m, m.ffn) + linear_in * m.ffn;
+    if (!mlp) t.tensor_parallel += fc1_output_bytes(m, m.ffn) + linear_in * m.ffn;
     return t;
   }
   // MoE: each token reaches top_k experts. The dispatched copies are full
   // hidden width, gathered over the ETP group; intermediates are split by ETP.
   // Router probabilities are applied inside the activation, so the combine is
-  // a plain sum that stores nothing.
+  // a plain sum that stores nothing. moe_act recomputes the activation
+  // function: its output (the FC2 input) is not kept.
   const double k = std::max(1, m.top_k);
   const double e = std::max(1, etp);
   t.tensor_parallel += k * e * linear_in * h;
   const double shared_ffn = static_cast<double>(m.moe_ffn) * m.shared_experts;
-  if (!selective) {
-    t.tensor_parallel += k * (fc1_output_bytes(m, m.moe_ffn) + linear_in * m.moe_ffn);
+  if (!mlp) {
+    t.tensor_parallel += k * fc1_output_bytes(m, m.moe_ffn);
+    if (!(dropped & kMoeAct)) t.tensor_parallel += k * linear_in * m.moe_ffn;
     t.tensor_parallel += fc1_output_bytes(m, shared_ffn) + linear_in * shared_ffn;
   }
   return t;
@@ -239,15 +258,19 @@ double layer_activation_bytes(const Workload& w, bool moe_layer, Recompute mode)
   // Full recompute keeps only the layer input (§3.2 last row).
   if (mode == Recompute::kFull) return tokens * 2.0 * w.model.hidden / sp_split;
   const TokenBytes t =
-      layer_token_bytes(w.model, moe_layer, mode == Recompute::kSelective, fp8_enabled(w), w.plan.etp);
-  double bytes = tokens * (t.sequence_parallel_only / sp_split + t.tensor_parallel / tp);
-  // Without flash attention the softmax, dropout mask and dropout output are
-  // stored: 5 a s^2 b (Korthikanti Table 2); selective recompute drops them.
-  if (!w.knobs.flash_attention && mode == Recompute::kNone) {
-    const double s = sequence_length(w);
-    bytes += 5.0 * w.model.heads * s * (s / at_least_1(w.plan.cp)) * at_least_1(w.plan.mbs) / tp;
-  }
-  return bytes;
+      layer_token_bytes(w.model, moe_layer, dropped_by_recompute(w.knobs, mode), fp8_enabled(w), w.plan.etp);
+  return tokens * (t.sequence_parallel_only / sp_split + t.tensor_parallel / tp);
+}
+
+double attention_score_bytes(const Workload& w, Recompute mode) {
+  // An unfused kernel stores the softmax, dropout mask and dropout output:
+  // 5 a s^2 b (Korthikanti Table 2); recomputing core attention drops them.
+  if (mode == Recompute::kFull) return 0;
+  if (mode == Recompute::kSelective && (dropped_by_recompute(w.knobs, mode) & recompute_module::kCoreAttn ||
+                                        w.knobs.per_op_selective))
+    return 0;
+  const double s = sequence_length(w);
+  return 5.0 * w.model.heads * s * (s / at_least_1(w.plan.cp)) * at_least_1(w.plan.mbs) / at_least_1(w.plan.tp);
 }
 
 double inflight_microbatches(int pp, int vp, long long micro_batches, bool first_stage) {
@@ -293,21 +316,43 @@ int communicator_count(const recipe::Plan& p) {
   return groups;
 }
 
+int nvls_communicator_count(const recipe::Plan& p) {
+  // NVLS serves groups of more than two GPUs inside one NVSwitch node.
+  const int node = std::max(1, p.gpus_per_node);
+  int groups = 0;
+  if (p.tp > 2 && p.tp <= node) ++groups;
+  const long long dp_inner = static_cast<long long>(p.dp) * p.cp;
+  if (dp_inner > 2 && static_cast<long long>(p.tp) * dp_inner <= node) ++groups;
+  return groups;
+}
+
 double fixed_overhead_bytes(const Workload& w) {
-  double gib = kCudaContextGiB + kNcclPerCommunicatorGiB * communicator_count(w.plan);
-  if (w.knobs.cuda_graphs) gib += at_least_1(w.plan.pp) > 1 ? kCudaGraphPipelineGiB : kCudaGraphGiB;
+  const double gib = kCudaContextGiB + kNcclPerCommunicatorGiB * communicator_count(w.plan);
   return gib * kBytesPerGiB;
 }
 
-double fragmentation_fraction(const Knobs& k) {
+double nvls_buffer_bytes(const Workload& w) { return kNvlsPerCommunicatorGiB * nvls_communicator_count(w.plan) * kBytesPerGiB; }
+
+double cuda_graph_bytes(const Workload& w) {
+  return (at_least_1(w.plan.pp) > 1 ? kCudaGraphPipelineGiB : kCudaGraphGiB) * kBytesPerGiB;
+}
+
+double deepep_buffer_bytes(const Workload& w) {
+  if (!w.model.is_moe() || w.plan.ep <= 1) return 0;
+  // DeepEP's NVLink buffer, plus its RDMA buffer when the EP group leaves the node.
+  const bool cross = static_cast<long long>(std::max(1, w.plan.etp)) * w.plan.ep > std::max(1, w.plan.gpus_per_node);
+  return (cross ? 2.0 : 1.0) * kBytesPerGiB;
+}
+
+double fragmentation_fraction() {
   // Activations and transient buffers are freed and reallocated every
   // micro-batch in many sizes, so PyTorch's caching allocator keeps split
   // blocks reserved above what is allocated; model states live in buffers
   // allocated once and do not churn. 10% is a typical steady-state gap, not a
   // bound: the Llama3-70B SFT run of §3.4 OOM'd from fragmentation at 58.8 GB
-  // allocated on an 80 GB GPU. Expandable segments grow one mapped segment
-  // instead of splitting blocks, leaving a small remainder.
-  return k.expandable_segments ? 0.03 : 0.10;
+  // allocated on an 80 GB GPU. Expandable segments (a choice's effect) grow
+  // one mapped segment instead of splitting blocks, leaving a small remainder.
+  return 0.10;
 }
 
 }  // namespace memory
@@ -326,14 +371,9 @@ const char* sharding_name(memory::Sharding s) {
   return "";
 }
 
-struct StageBytes {
-  double weights = 0, grads = 0, optimizer = 0, activations = 0, transient = 0;
-  double inflight = 0;
-};
-
 // Model states of one stage's GPU (§3.1), including FSDP's gathered weights
 // and unsharded gradients and Transformer Engine's FP8 weight caches.
-void add_model_states(const Workload& w, const memory::GpuParams& params, StageBytes& s) {
+void add_model_states(const Workload& w, const memory::GpuParams& params, StageMemory& s) {
   using memory::Sharding;
   const Sharding mode = memory::sharding_mode(w.knobs, w.plan);
   const memory::ShardGroups groups = memory::shard_groups(w.plan);
@@ -356,14 +396,19 @@ void add_model_states(const Workload& w, const memory::GpuParams& params, StageB
   s.grads = params.dense * dense.grads + params.expert * expert.grads;
   s.optimizer = (params.dense * dense.optimizer + params.expert * expert.optimizer) *
                 (1 - std::clamp(w.knobs.optimizer_cpu_offload, 0.0, 1.0));
+  // FSDP CPU offload keeps parameters, gradients and optimizer state on the
+  // host; only the units being computed are on the GPU.
+  if (w.knobs.param_offload && mode == Sharding::kFull) s.weights = s.grads = s.optimizer = 0;
 
   if (mode == Sharding::kFull) {
-    if (memory::at_least_1(w.plan.pp) > 1) {
+    if (memory::at_least_1(w.plan.pp) > 1 || !w.knobs.reshard_after_forward) {
       // With PP, FSDP keeps the stage's weights gathered across
       // micro-batches and accumulates unsharded gradients, upcast to the fp32
-      // reduce dtype, until the last one (torchtitan + FSDP2).
+      // reduce dtype, until the last one (torchtitan + FSDP2). Without
+      // resharding after forward every unit stays gathered from its forward
+      // to its backward: the stage's weights at the peak.
       s.weights += params.total() * wb;
-      s.grads += params.total() * 4;
+      s.grads += memory::at_least_1(w.plan.pp) > 1 ? params.total() * 4 : 0;
     } else {
       // Two FSDP units gathered at the peak (the one running + the one
       // prefetched): at the loss, the output layer and the last block.
@@ -381,16 +426,28 @@ void add_model_states(const Workload& w, const memory::GpuParams& params, StageB
   }
 }
 
+// Layers of a stage whose saved activations stay on the GPU under activation
+// offload: the offloaded ones leave, except the two being moved (the loading
+// horizon of Megatron's and SMP's offload).
+double kept_layers(int layers, int offload_layers) {
+  if (offload_layers == 0) return layers;
+  const int off = offload_layers < 0 ? layers : std::min(offload_layers, layers);
+  return layers - off + std::min(off, 2);
+}
+
 // In-flight activations of one stage (§3.2-3.3).
-void add_activations(const Workload& w, bool first_stage, bool last_stage, StageBytes& s) {
+void add_activations(const Workload& w, bool first_stage, bool last_stage, StageMemory& s) {
   using memory::Recompute;
   const Recompute mode = memory::recompute_mode(w.knobs, w.plan);
   const memory::StageLayers layers = memory::stage_layers(w.model, w.plan.pp, first_stage);
   const double dense_kept = memory::layer_activation_bytes(w, false, mode == Recompute::kFull ? Recompute::kNone : mode);
   const double moe_kept = memory::layer_activation_bytes(w, true, mode == Recompute::kFull ? Recompute::kNone : mode);
+  const double scores_kept = memory::attention_score_bytes(w, mode == Recompute::kFull ? Recompute::kNone : mode);
 
-  double per_microbatch = layers.dense * dense_kept + layers.moe * moe_kept;
-  double working_set = 0;
+  const double keep = layers.total() > 0 ? kept_layers(layers.total(), w.knobs.offload_layers) / layers.total() : 1;
+  double per_microbatch = (layers.dense * dense_kept + layers.moe * moe_kept) * keep;
+  double scores = layers.total() * scores_kept * keep;
+  double working_set = 0, working_scores = 0;
   if (mode == Recompute::kFull) {
     // Recompute the first r layers of the stage (block method); each keeps
     // only its input; one layer's activations are rebuilt at a time.
@@ -399,44 +456,47 @@ void add_activations(const Workload& w, bool first_stage, bool last_stage, Stage
     const int dense_re = std::min(recomputed, layers.dense);
     const int moe_re = recomputed - dense_re;
     const double input = memory::layer_activation_bytes(w, false, Recompute::kFull);
-    per_microbatch -= dense_re * dense_kept + moe_re * moe_kept;
+    per_microbatch -= (dense_re * dense_kept + moe_re * moe_kept) * keep;
     per_microbatch += recomputed * input;
+    scores -= recomputed * scores_kept * keep;
     working_set = recomputed > 0 ? (layers.moe > 0 ? std::max(dense_kept, moe_kept) : dense_kept) : 0;
+    working_scores = recomputed > 0 ? scores_kept : 0;
   }
   s.inflight = memory::inflight_microbatches(w.plan.pp, w.plan.vp, memory::micro_batches_per_step(w.plan), first_stage);
   s.activations = s.inflight * per_microbatch + working_set;
+  s.scores = s.inflight * scores + working_scores;
   if (first_stage) s.activations += memory::embedding_stage_bytes(w, s.inflight);
   if (last_stage) s.activations += memory::logits_bytes(w);
 }
 
-MemoryBreakdown to_breakdown(const Workload& w, const StageBytes& s) {
-  MemoryBreakdown b;
-  b.weights_gib = s.weights / kBytesPerGiB;
-  b.gradients_gib = s.grads / kBytesPerGiB;
-  b.optimizer_gib = s.optimizer / kBytesPerGiB;
-  b.activations_gib = s.activations / kBytesPerGiB;
-  b.peak_allocated_gib = b.weights_gib + b.gradients_gib + b.optimizer_gib + b.activations_gib;
-  b.fragmentation_gib = memory::fragmentation_fraction(w.knobs) * (s.activations + s.transient) / kBytesPerGiB;
-  b.peak_reserved_gib = b.peak_allocated_gib + b.fragmentation_gib;
-  b.overhead_gib = memory::fixed_overhead_bytes(w) / kBytesPerGiB;
-  b.total_gib = b.peak_reserved_gib + b.overhead_gib;
-  return b;
-}
-
-MemoryBreakdown estimate_stage(const Workload& w, bool first_stage, bool last_stage, StageBytes& s) {
+StageMemory stage_memory(const Workload& w, bool first_stage, bool last_stage) {
+  StageMemory s;
   add_model_states(w, memory::gpu_params(w.model, w.plan, first_stage, last_stage), s);
   add_activations(w, first_stage, last_stage, s);
-  return to_breakdown(w, s);
+  s.overhead = memory::fixed_overhead_bytes(w);
+  s.graphs = memory::cuda_graph_bytes(w);
+  s.buffers = memory::deepep_buffer_bytes(w);
+  s.fragmentation = memory::fragmentation_fraction();
+  return s;
 }
 
 const char* recompute_name(memory::Recompute r) {
   switch (r) {
     case memory::Recompute::kNone: return "none";
-    case memory::Recompute::kSelective:
-      return "selective (attention core and MLP intermediates recomputed; MLA Q/K/V rebuilt from latents)";
+    case memory::Recompute::kSelective: return "selective";
     case memory::Recompute::kFull: return "full (only layer inputs kept)";
   }
   return "";
+}
+
+std::string module_names(unsigned modules) {
+  using namespace recompute_module;
+  std::string out;
+  for (auto [bit, name] : {std::pair{kCoreAttn, "core_attn"}, {kMlp, "mlp"}, {kMoeAct, "moe_act"},
+                           {kLayerNorm, "layernorm"}, {kMlaUpProj, "mla_up_proj"}}) {
+    if (modules & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  }
+  return out.empty() ? "nothing" : out;
 }
 
 // printf into a std::string (notes are short).
@@ -447,7 +507,36 @@ std::string printf_string(const char* pattern, Args... args) {
   return buf;
 }
 
-void add_notes(const Workload& w, const StageBytes& s, bool first_stage, double other_total, MemoryBreakdown& b) {
+}  // namespace
+
+MemoryParts memory_parts(const Workload& w) {
+  MemoryParts m;
+  m.pipelined = memory::at_least_1(w.plan.pp) > 1;
+  m.first = stage_memory(w, true, !m.pipelined);
+  m.last = m.pipelined ? stage_memory(w, false, true) : m.first;
+  return m;
+}
+
+MemoryBreakdown memory_breakdown(const StageMemory& s, const MemoryFactors& f) {
+  MemoryBreakdown b;
+  b.weights_gib = s.weights * f.states / kBytesPerGiB;
+  b.gradients_gib = s.grads * f.states / kBytesPerGiB;
+  b.optimizer_gib = s.optimizer * f.states / kBytesPerGiB;
+  const double churn = s.activations * f.activations + s.transient * f.transient + s.scores * f.scores;
+  b.activations_gib = (s.activations * f.activations + s.scores * f.scores) / kBytesPerGiB;
+  // The gathered FSDP units are counted in weights and gradients; as
+  // transient buffers they add only to what churns.
+  b.peak_allocated_gib = b.weights_gib + b.gradients_gib + b.optimizer_gib + b.activations_gib;
+  b.fragmentation_gib = s.fragmentation * f.fragmentation * churn / kBytesPerGiB;
+  b.peak_reserved_gib = b.peak_allocated_gib + b.fragmentation_gib;
+  b.overhead_gib = (s.overhead * f.overhead + s.graphs * f.graphs + s.buffers * f.buffers) / kBytesPerGiB;
+  b.total_gib = (b.peak_reserved_gib + b.overhead_gib) * f.memory;
+  return b;
+}
+
+void add_memory_notes(const Workload& w, const MemoryParts& parts, bool first_wins, double other_total,
+                      const MemoryFactors& f, double hbm_gib, MemoryBreakdown& b) {
+  const StageMemory& s = first_wins ? parts.first : parts.last;
   const memory::ShardGroups groups = memory::shard_groups(w.plan);
   const memory::Sharding mode = memory::sharding_mode(w.knobs, w.plan);
   std::string states = printf_string("model states: %s over %g ranks", sharding_name(mode), groups.dense);
@@ -456,18 +545,30 @@ void add_notes(const Workload& w, const StageBytes& s, bool first_stage, double 
   b.notes.push_back(states + (fp32                   ? "; fp32 weights and grads, Adam m + v"
                                : w.knobs.grads_fp32 ? "; fp32 gradient buffers, Adam master + m + v"
                                                     : "; bf16 gradient buffers, Adam master + m + v"));
-  b.notes.push_back(printf_string("recompute: %s; %s", recompute_name(memory::recompute_mode(w.knobs, w.plan)),
-                                  w.knobs.flash_attention ? "flash attention (no s^2 scores)"
-                                                          : "s^2 attention scores stored"));
-  if (memory::at_least_1(w.plan.pp) > 1) {
+  if (mode == memory::Sharding::kFull && !w.knobs.reshard_after_forward && w.plan.pp <= 1)
+    b.notes.push_back("fsdp: units stay gathered from forward to backward (no reshard after forward)");
+  if (w.knobs.param_offload) b.notes.push_back("fsdp: parameters, gradients and optimizer state offloaded to the CPU");
+  const memory::Recompute rc = memory::recompute_mode(w.knobs, w.plan);
+  std::string recompute = recompute_name(rc);
+  if (rc == memory::Recompute::kSelective)
+    recompute += w.knobs.per_op_selective ? " (per-op: every other matmul output)"
+                                          : " (" + module_names(w.knobs.recompute_modules) + ")";
+  b.notes.push_back(printf_string("recompute: %s; %s", recompute.c_str(),
+                                  w.knobs.flash_attention() ? "flash attention (no s^2 scores)"
+                                                            : "s^2 attention scores stored"));
+  if (w.knobs.offload_layers != 0)
+    b.notes.push_back(printf_string("activation offload: %s of the stage's layers to the CPU",
+                                    w.knobs.offload_layers < 0 ? "all" : std::to_string(w.knobs.offload_layers).c_str()));
+  if (parts.pipelined) {
     b.notes.push_back(printf_string("activations: %s: this stage holds %.2f micro-batches' worth of its layers",
                                     w.plan.vp > 1 ? "interleaved 1F1B" : "1F1B", s.inflight));
     b.notes.push_back(printf_string("most loaded GPU: %s (%.1f GiB; the other end of the pipeline needs %.1f GiB)",
-                                    first_stage ? "first stage, with the embedding" : "last stage, with the logits",
+                                    first_wins ? "first stage, with the embedding" : "last stage, with the logits",
                                     b.total_gib, other_total));
   }
-  if (!first_stage || memory::at_least_1(w.plan.pp) == 1) {
-    b.notes.push_back("loss: bf16 logits + fp32 copy + fp32 gradient (10 B per token and vocab entry / TP)");
+  if (!first_wins || !parts.pipelined) {
+    b.notes.push_back(w.knobs.loss_fp32 ? "loss: bf16 logits + fp32 copy + fp32 gradient (10 B per token and vocab entry / TP)"
+                                        : "loss: bf16 logits and their bf16 gradient (4 B per token and vocab entry / TP)");
   }
   if (memory::fp8_enabled(w)) {
     const char* weights = "bf16 weights, FP8 casts made per layer";
@@ -478,14 +579,18 @@ void add_notes(const Workload& w, const StageBytes& s, bool first_stage, double 
   if (w.knobs.optimizer_cpu_offload > 0) {
     b.notes.push_back(printf_string("optimizer: %.0f%% of the state on the CPU", 100 * w.knobs.optimizer_cpu_offload));
   }
+  if (s.graphs * f.graphs > 0) b.notes.push_back(printf_string("cuda graphs: %.1f GiB of graph pools", s.graphs * f.graphs / kBytesPerGiB));
+  if (s.buffers * f.buffers > 0) b.notes.push_back(printf_string("deepep: %.1f GiB of dispatch buffers", s.buffers * f.buffers / kBytesPerGiB));
   b.notes.push_back(printf_string("fragmentation: %.0f%% of activations and transient buffers%s",
-                                  100 * memory::fragmentation_fraction(w.knobs),
-                                  w.knobs.expandable_segments ? " (expandable segments)" : ""));
+                                  100 * s.fragmentation * f.fragmentation,
+                                  w.knobs.expandable_segments() ? " (expandable segments)" : ""));
+  if (f.memory != 1) b.notes.push_back(printf_string("memory: x%.2f on this cluster", f.memory));
+  if (hbm_gib > 0 && b.total_gib > hbm_gib)
+    b.notes.push_back(printf_string("exceeds HBM: %.1f GiB needed, %.1f GiB available", b.total_gib, hbm_gib));
 }
 
-}  // namespace
-
-MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib, bool with_notes) {
+MemoryBreakdown worst_stage(const Workload& w, const MemoryParts& parts, const MemoryFactors& f, double hbm_gib,
+                            bool with_notes) {
   if (w.model.hidden <= 0 || w.model.layers <= 0) {
     MemoryBreakdown b;
     b.notes.push_back("model dimensions unknown: no memory estimate");
@@ -493,18 +598,31 @@ MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib, bool with_not
   }
   // The first stage holds the most in-flight micro-batches and the embedding;
   // the last holds the logits. Report whichever needs more (§3.3).
-  const bool pipelined = memory::at_least_1(w.plan.pp) > 1;
-  StageBytes first_bytes, last_bytes;
-  MemoryBreakdown first = estimate_stage(w, true, !pipelined, first_bytes);
-  MemoryBreakdown last = pipelined ? estimate_stage(w, false, true, last_bytes) : first;
-  const bool first_wins = !pipelined || first.total_gib >= last.total_gib;
+  MemoryBreakdown first = memory_breakdown(parts.first, f);
+  MemoryBreakdown last = parts.pipelined ? memory_breakdown(parts.last, f) : first;
+  const bool first_wins = !parts.pipelined || first.total_gib >= last.total_gib;
   MemoryBreakdown& worst = first_wins ? first : last;
-  if (!with_notes) return worst;
-  add_notes(w, first_wins ? first_bytes : last_bytes, first_wins, first_wins ? last.total_gib : first.total_gib,
-            worst);
-  if (hbm_gib > 0 && worst.total_gib > hbm_gib)
-    worst.notes.push_back(printf_string("exceeds HBM: %.1f GiB needed, %.1f GiB available", worst.total_gib, hbm_gib));
+  if (with_notes) add_memory_notes(w, parts, first_wins, first_wins ? last.total_gib : first.total_gib, f, hbm_gib, worst);
   return worst;
+}
+
+MemoryFactors memory_factors_of(const Knobs& k) {
+  // The simulator's own effects of the choices on memory (the same as the
+  // step model applies: nominal_effects in step_model.cpp).
+  MemoryFactors f;
+  f.graphs = k.cuda_graphs() ? (k.is(Choice::CudaGraphs, cuda_graphs::kFull) ? 1.3 : 1.0) : 0.0;
+  f.buffers = k.deepep() ? 1.0 : 0.0;
+  f.scores = k.flash_attention() ? 0.0 : 1.0;
+  f.fragmentation = k.expandable_segments() ? 0.3 : 1.0;
+  return f;
+}
+
+MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib, bool with_notes) {
+  const MemoryParts parts = memory_parts(w);
+  MemoryFactors f = memory_factors_of(w.knobs);
+  if (w.knobs.is(Choice::Nvls, 1) && parts.first.overhead > 0)
+    f.overhead = 1 - memory::nvls_buffer_bytes(w) / parts.first.overhead;
+  return worst_stage(w, parts, f, hbm_gib, with_notes);
 }
 
 }  // namespace attune::sim

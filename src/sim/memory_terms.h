@@ -85,15 +85,23 @@ struct TokenBytes {
   double tensor_parallel = 0;
   double total() const { return sequence_parallel_only + tensor_parallel; }
 };
+// What selective recompute drops (recompute_module bits): the modules it
+// re-runs, or for torchtitan's per-op policy the MLP intermediates.
+unsigned dropped_by_recompute(const Knobs& k, Recompute mode);
+
 // Flash-attention layer ("modern layer", §3.2): 8h + 4q + 4kv + 6f for a
-// bf16 SwiGLU GQA layer. Selective recompute drops the MLP intermediates; FP8
-// halves the stored inputs of the linear layers.
-TokenBytes layer_token_bytes(const recipe::ModelSpec& m, bool moe_layer, bool selective, bool fp8, int etp);
+// bf16 SwiGLU GQA layer. `dropped` (recompute_module bits) leaves out what is
+// recomputed: the MLP intermediates (mlp), the experts' FC2 input (moe_act),
+// the norm outputs (layernorm), MLA's Q/K/V (mla_up_proj). FP8 halves the
+// stored inputs of the linear layers.
+TokenBytes layer_token_bytes(const recipe::ModelSpec& m, bool moe_layer, unsigned dropped, bool fp8, int etp);
 
 // Bytes one GPU stores for one layer and one micro-batch.
-// kNone / kSelective: the layer's activations (plus the s^2 attention scores
-// without flash attention); kFull: only the layer input.
+// kNone / kSelective: the layer's activations; kFull: only the layer input.
 double layer_activation_bytes(const Workload& w, bool moe_layer, Recompute mode);
+// The s^2 scores an unfused attention kernel would store for one layer and
+// one micro-batch (0 when core attention is recomputed).
+double attention_score_bytes(const Workload& w, Recompute mode);
 
 // Stage-equivalents of micro-batches a stage holds at its peak (§3.3): the
 // first stage min(p, m) under 1F1B, times 1 + (p-1)/(p v) when interleaved;
@@ -110,12 +118,20 @@ double embedding_stage_bytes(const Workload& w, double inflight);
 
 // ---- Other consumers (§3.4) -------------------------------------------------
 
-// CUDA context + NCCL communicators + CUDA-graph pools, in bytes.
+// CUDA context + NCCL communicators, in bytes.
 double fixed_overhead_bytes(const Workload& w);
 // Process groups with more than one rank that a run communicates over.
 int communicator_count(const recipe::Plan& p);
+// Of those, the groups of more than two GPUs inside one node NVLS serves.
+int nvls_communicator_count(const recipe::Plan& p);
+// What turning NVLS off saves (part of the communicators' memory), in bytes.
+double nvls_buffer_bytes(const Workload& w);
+// CUDA-graph pools when graphs are on: a few GiB, over 10 with PP (§3.4).
+double cuda_graph_bytes(const Workload& w);
+// DeepEP's dispatch buffers when it dispatches.
+double deepep_buffer_bytes(const Workload& w);
 // Fraction of allocator-churned memory (activations, transient buffers) held
-// as reserved-but-unallocated blocks.
-double fragmentation_fraction(const Knobs& k);
+// as reserved-but-unallocated blocks (without expandable segments).
+double fragmentation_fraction();
 
 }  // namespace attune::sim::memory

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <optional>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -14,135 +12,77 @@ namespace attune::sim {
 
 namespace {
 
-// One searched dimension as the recipe spells it: the canonical lever names
-// that may carry it (first present wins) and its value for a workload, in
-// the lever's own vocabulary.
-struct Dimension {
-  std::vector<const char*> levers;
-  std::function<std::optional<std::string>(const Workload&, const recipe::LeverDef&)> value;
-};
+constexpr double kGreedyMinGain = 0.01;  // a move must gain 1%: what a measured tuner can tell from noise
 
-std::string text(bool b) { return b ? "true" : "false"; }
-
-std::optional<std::string> as_bool_lever(bool on, const recipe::LeverDef& def) {
-  if (def.type == recipe::LeverType::Bool) return text(on);
-  return std::nullopt;
-}
-
-// Enum levers spell "on" with one of their values (FP8 "hybrid", CUDA graphs "transformer_engine").
-std::optional<std::string> enum_or_bool(bool on, const recipe::LeverDef& def, std::vector<const char*> on_values,
-                                        const char* off_value) {
-  if (def.type == recipe::LeverType::Bool) return text(on);
-  if (def.type != recipe::LeverType::Enum) return std::nullopt;
-  auto has = [&](const std::string& v) { return std::find(def.values.begin(), def.values.end(), v) != def.values.end(); };
-  if (!on) {
-    if (off_value && has(off_value)) return std::string(off_value);
-    return std::nullopt;
-  }
-  for (const char* v : on_values) {
-    if (has(v)) return std::string(v);
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> number(long long v) { return std::to_string(v); }
-
-const std::vector<Dimension>& dimensions() {
-  using W = const Workload&;
-  using L = const recipe::LeverDef&;
-  static const std::vector<Dimension> dims = {
-      {{"tp"}, [](W w, L) { return number(w.plan.tp); }},
-      {{"pp"}, [](W w, L) { return number(w.plan.pp); }},
-      {{"vp"}, [](W w, L) { return number(w.plan.vp); }},
-      {{"cp"}, [](W w, L) { return number(w.plan.cp); }},
-      {{"ep"}, [](W w, L) { return number(w.plan.ep); }},
-      {{"mbs"}, [](W w, L) { return number(w.plan.mbs); }},
-      {{"recompute"}, [](W w, L) { return std::optional<std::string>(w.knobs.recompute_granularity); }},
-      {{"sequence_parallel"}, [](W w, L d) { return as_bool_lever(w.knobs.sequence_parallel, d); }},
-      {{"distributed_optimizer"}, [](W w, L d) { return as_bool_lever(w.knobs.distributed_optimizer, d); }},
-      {{"overlap_grad_reduce"}, [](W w, L d) { return as_bool_lever(w.knobs.overlap_grad_reduce, d); }},
-      {{"overlap_param_gather"}, [](W w, L d) { return as_bool_lever(w.knobs.overlap_param_gather, d); }},
-      {{"tp_comm_overlap", "enable_async_tensor_parallel"},
-       [](W w, L d) { return as_bool_lever(w.knobs.tp_comm_overlap, d); }},
-      {{"cuda_graphs"}, [](W w, L d) { return enum_or_bool(w.knobs.cuda_graphs, d, {"transformer_engine", "local"}, "none"); }},
-      {{"fp8"}, [](W w, L d) { return enum_or_bool(w.knobs.fp8, d, {"hybrid", "e4m3"}, nullptr); }},
-  };
-  return dims;
-}
-
-// The lever a dimension maps to in this recipe, or nullptr.
-const recipe::LeverDef* lever_of(const recipe::Recipe& r, const Dimension& d, std::string& name) {
-  for (const char* n : d.levers) {
-    if (r.key_of(n).empty()) continue;
-    if (const recipe::LeverDef* def = r.adapter().catalog().by_name(n, r.dialect())) {
-      name = n;
-      return def;
-    }
-  }
-  return nullptr;
-}
-
-// Whether the gate refuses `lever` = `value` on its own. An edit the recipe
-// cannot take alone (it breaks a layout rule until another lever moves) is
-// not refused: the search decides.
-// A lever with no layout rules (recompute) refuses a value it cannot take.
-bool gate_refuses(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const std::string& lever,
-                  const std::string& value, bool unsettable_is_refused) {
+// Applies `settings` to a copy of the recipe; nullopt when the recipe
+// refuses one of them.
+std::optional<recipe::Recipe> with_settings(const recipe::Recipe& r, const std::vector<LeverSetting>& settings) {
   recipe::Recipe edited = r;
   try {
-    edited.set(lever, value);
+    for (const auto& s : settings) edited.set(s.lever, s.value, s.lever.rfind("env.", 0) == 0);
   } catch (const InputError&) {
-    return unsettable_is_refused;
+    return std::nullopt;
   }
-  return !gate.check(r, edited).allowed;
+  return edited;
 }
 
-template <typename T>
-std::vector<T> refused_values(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const char* lever,
-                              const std::vector<T>& candidates, const T& base, bool unsettable_is_refused = false) {
-  std::vector<T> refused;
-  for (const T& v : candidates) {
-    if (v == base) continue;
-    std::string text;
-    if constexpr (std::is_same_v<T, std::string>) text = v;
-    else text = std::to_string(v);
-    if (gate_refuses(r, gate, lever, text, unsettable_is_refused)) refused.push_back(v);
+// Whether the gate refuses `settings` on their own. An edit the recipe
+// cannot take alone (a layout rule breaks until another lever moves) is not
+// refused for a layout dimension: the search decides.
+bool gate_refuses(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const std::vector<LeverSetting>& settings,
+                  bool unsettable_is_refused) {
+  const auto edited = with_settings(r, settings);
+  if (!edited) return unsettable_is_refused;
+  return !gate.check(r, *edited).allowed;
+}
+
+std::vector<int> refused_numbers(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const char* lever,
+                                 const std::vector<int>& candidates, int base) {
+  std::vector<int> refused;
+  for (int v : candidates) {
+    if (v != base && gate_refuses(r, gate, {{lever, std::to_string(v)}}, false)) refused.push_back(v);
   }
   return refused;
 }
 
-// Only what the recipe can express is searched; FP8 only when the user
-// allows it; values the gate refuses on their own are left out.
-SearchSpace space_for(const recipe::Recipe& r, const Workload& base, const gate::CorrectnessGate& gate) {
-  const gate::GateOptions& options = gate.options();
-  auto has = [&](const char* name) { return !r.key_of(name).empty(); };
-  SearchSpace s;
-  s.tp = has("tp");
-  s.pp = has("pp");
-  s.vp = has("vp");
-  s.cp = has("cp");
-  s.ep = has("ep");
-  s.mbs = has("mbs");
-  s.recompute = has("recompute");
-  s.sequence_parallel = has("sequence_parallel");
-  s.distributed_optimizer = has("distributed_optimizer");
-  s.overlap_grad_reduce = has("overlap_grad_reduce");
-  s.overlap_param_gather = has("overlap_param_gather");
-  s.tp_comm_overlap = has("tp_comm_overlap") || has("enable_async_tensor_parallel");
-  s.cuda_graphs = has("cuda_graphs");
-  s.moe_dispatcher = false;  // dispatcher backends are spelled too differently to search blind
-  s.fp8 = has("fp8") && std::find(options.allow.begin(), options.allow.end(), "fp8") != options.allow.end();
-  const auto& p = base.plan;
-  if (s.tp) s.refused_tp = refused_values<int>(r, gate, "tp", {1, 2, 4, 8}, p.tp);
-  if (s.cp) s.refused_cp = refused_values<int>(r, gate, "cp", {1, 2, 4, 8, 16}, p.cp);
-  if (s.mbs) s.refused_mbs = refused_values<int>(r, gate, "mbs", {1, 2, 4, 8, 16}, p.mbs);
-  if (s.recompute)
-    s.refused_recompute = refused_values<std::string>(r, gate, "recompute", {"none", "selective", "full"},
-                                                      base.knobs.recompute_granularity, true);
-  return s;
+// The edits one dimension of `to` takes from the base, or nullopt.
+std::optional<std::vector<LeverSetting>> settings_for(const recipe::Recipe& r, const Workload& base, const Workload& to,
+                                                      std::string_view dimension) {
+  try {
+    for (auto& e : edits_between(r, base, to)) {
+      if (e.name == dimension) return std::move(e.settings);
+    }
+  } catch (const InputError&) {
+  }
+  return std::nullopt;
 }
 
-// Notes repeat for each candidate that fails the same way: count them.
+template <typename T, typename Set>
+std::vector<T> keep_allowed(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const Workload& base,
+                            const std::vector<T>& values, std::string_view dimension, Set set) {
+  std::vector<T> out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i == 0) {
+      out.push_back(values[i]);
+      continue;
+    }
+    Workload to = base;
+    set(to, values[i]);
+    const auto s = settings_for(r, base, to, dimension);
+    if (s && !gate_refuses(r, gate, *s, true)) out.push_back(values[i]);
+  }
+  return out;
+}
+
+bool toggle_allowed(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const Workload& base, bool spellable,
+                    std::string_view dimension, bool Knobs::*field) {
+  if (!spellable) return false;
+  Workload to = base;
+  to.knobs.*field = !(to.knobs.*field);
+  const auto s = settings_for(r, base, to, dimension);
+  return s && !gate_refuses(r, gate, *s, true);
+}
+
 void add_note(std::vector<std::string>& notes, std::vector<int>& counts, const std::string& note) {
   for (std::size_t i = 0; i < notes.size(); ++i) {
     if (notes[i] == note) {
@@ -154,46 +94,35 @@ void add_note(std::vector<std::string>& notes, std::vector<int>& counts, const s
   counts.push_back(1);
 }
 
-std::string current_value(const recipe::Recipe& r, const std::string& lever) {
-  auto e = r.find_named(lever);
-  return e ? e->value.str() : "";
-}
-
 // Applies the edits that take `from` to `to`, retrying an edit the recipe
 // refuses until the others have made it valid (TP before DP-dependent
 // settings, and so on). Returns false if some edit never applies.
 bool apply_edits(recipe::Recipe& candidate, const Workload& from, const Workload& to, std::vector<LeverEdit>& edits,
                  std::string& why) {
-  struct Pending {
-    std::string lever, value, before;
-  };
-  std::vector<Pending> pending;
-  for (const Dimension& d : dimensions()) {
-    std::string name;
-    const recipe::LeverDef* def = lever_of(candidate, d, name);
-    if (!def) continue;
-    const auto a = d.value(from, *def);
-    const auto b = d.value(to, *def);
-    if (a == b) continue;
-    if (!b) {
-      why = "the recipe cannot spell " + name + " = " + (a ? "off" : "?");
-      return false;
-    }
-    pending.push_back({name, *b, current_value(candidate, name)});
+  std::vector<DimensionEdit> pending;
+  try {
+    pending = edits_between(candidate, from, to);
+  } catch (const InputError& e) {
+    why = e.message();
+    return false;
   }
   while (!pending.empty()) {
     bool progress = false;
     for (auto it = pending.begin(); it != pending.end();) {
+      recipe::Recipe attempt = candidate;
+      LeverEdit edit{it->name, it->from, it->to, {}};
       try {
-        const recipe::EditResult e = candidate.set(it->lever, it->value);
-        LeverEdit edit{it->lever, it->before, it->value, {}};
-        for (const auto& c : e.changes) edit.changes.push_back(recipe::describe(c));
-        for (const auto& c : e.follow_ups) edit.changes.push_back(recipe::describe(c) + " (" + c.why + ")");
+        for (const auto& s : it->settings) {
+          const recipe::EditResult e = attempt.set(s.lever, s.value, s.lever.rfind("env.", 0) == 0);
+          for (const auto& c : e.changes) edit.changes.push_back(recipe::describe(c));
+          for (const auto& c : e.follow_ups) edit.changes.push_back(recipe::describe(c) + " (" + c.why + ")");
+        }
+        candidate = std::move(attempt);
         edits.push_back(std::move(edit));
         it = pending.erase(it);
         progress = true;
       } catch (const InputError& err) {
-        why = it->lever + " = " + it->value + ": " + err.message();
+        why = it->name + " = " + it->to + ": " + err.message();
         ++it;
       }
     }
@@ -206,27 +135,20 @@ bool same_speed(const Prediction& a, const Prediction& b) {
   return std::abs(a.tokens_per_s_per_gpu - b.tokens_per_s_per_gpu) <= 0.005 * b.tokens_per_s_per_gpu;
 }
 
-}  // namespace
-
-Optimum find_optimum(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const Perturbation& pert,
-                     std::size_t candidates) {
-  Optimum o;
-  o.baseline_workload = workload_from_recipe(r);
-  o.baseline = predict(o.baseline_workload, pert);
-  o.best_workload = o.baseline_workload;
-  o.best = o.baseline;
-  const SearchResult found =
-      search_layouts(o.baseline_workload, space_for(r, o.baseline_workload, gate), pert, candidates);
-  o.searched = found.searched;
-  std::vector<std::string> notes;
-  std::vector<int> counts;
+// The first ranked candidate the recipe can express and the gate approves,
+// predicted again from the edited recipe.
+Reached reach(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const Perturbation& pert,
+              const Workload& base, const Prediction& base_prediction, const SearchResult& found, int& tried,
+              std::vector<std::string>& notes, std::vector<int>& counts) {
+  Reached best{base, base_prediction, {}, std::nullopt};
   for (const RankedWorkload& c : found.best) {
-    if (o.baseline.ok && c.prediction.tokens_per_s_per_gpu <= o.baseline.tokens_per_s_per_gpu) break;
-    ++o.candidates_tried;
+    if (base_prediction.ok && c.prediction.tokens_per_s_per_gpu <= base_prediction.tokens_per_s_per_gpu) break;
+    if (changed_dimensions(c.workload, base) == 0) break;
+    ++tried;
     recipe::Recipe edited = r;
     std::vector<LeverEdit> edits;
     std::string why;
-    if (!apply_edits(edited, o.baseline_workload, c.workload, edits, why)) {
+    if (!apply_edits(edited, base, c.workload, edits, why)) {
       add_note(notes, counts, "skipped a candidate the recipe cannot express: " + why);
       continue;
     }
@@ -248,40 +170,144 @@ Optimum find_optimum(const recipe::Recipe& r, const gate::CorrectnessGate& gate,
                       "more): ranked by its own prediction"
                     : "skipped a candidate whose edited recipe fails: " + p.failure);
     }
-    if (p.ok && p.tokens_per_s_per_gpu > o.best.tokens_per_s_per_gpu) {
-      o.best_workload = std::move(w);
-      o.best = std::move(p);
-      o.edits = std::move(edits);
-      o.best_recipe = std::move(edited);
-    }
+    if (p.ok && p.tokens_per_s_per_gpu > best.prediction.tokens_per_s_per_gpu) best = {std::move(w), std::move(p), std::move(edits), std::move(edited)};
     // Candidates are ranked: once one runs as searched, none after it is faster.
     if (as_searched) break;
   }
+  return best;
+}
+
+// Steepest one-lever ascent under the truth: every neighbour is a trial.
+GreedyResult greedy(const Workload& base, const SearchSpace& space, const Perturbation& truth) {
+  GreedyResult g{base, predict(base, truth, Detail::Numbers), 0, 0};
+  if (!g.prediction.ok) return g;
+  for (int round = 0; round < 64; ++round) {
+    std::optional<GreedyResult> best;
+    for (const Workload& w : one_lever_moves(g.workload, base, space)) {
+      ++g.trials;
+      Prediction p = predict(w, truth, Detail::Numbers);
+      if (!p.ok || p.oom_risk > 0) continue;
+      if (!best || p.tokens_per_s_per_gpu > best->prediction.tokens_per_s_per_gpu) best = GreedyResult{w, p, 0, 0};
+    }
+    if (!best || best->prediction.tokens_per_s_per_gpu < g.prediction.tokens_per_s_per_gpu * (1 + kGreedyMinGain)) break;
+    g.workload = std::move(best->workload);
+    g.prediction = std::move(best->prediction);
+    ++g.moves;
+  }
+  return g;
+}
+
+}  // namespace
+
+SearchSpace gated_space(const recipe::Recipe& r, const Workload& base, const gate::CorrectnessGate& gate) {
+  const gate::GateOptions& options = gate.options();
+  auto has = [&](const char* name) { return !r.key_of(name).empty(); };
+  const SpellableLevers spell = spellable(r, base);
+  SearchSpace s = search_space(spell);
+  s.tp = has("tp");
+  s.pp = has("pp");
+  s.vp = has("vp");
+  s.cp = has("cp");
+  s.ep = has("ep");
+  s.mbs = has("mbs");
+  s.fp8 = spell.fp8 && std::find(options.allow.begin(), options.allow.end(), "fp8") != options.allow.end();
+  const auto& p = base.plan;
+  if (s.tp) s.refused_tp = refused_numbers(r, gate, "tp", {1, 2, 4, 8}, p.tp);
+  if (s.cp) s.refused_cp = refused_numbers(r, gate, "cp", {1, 2, 4, 8, 16}, p.cp);
+  if (s.mbs) s.refused_mbs = refused_numbers(r, gate, "mbs", {1, 2, 4, 8, 16}, p.mbs);
+  s.recompute = keep_allowed(r, gate, base, spell.recompute, "recompute", [](Workload& w, const RecomputeSetting& v) { apply(v, w); });
+  s.offload_layers = keep_allowed(r, gate, base, spell.offload_layers, "offload", [](Workload& w, int v) { w.knobs.offload_layers = v; });
+  s.zero_stage = keep_allowed(r, gate, base, spell.zero_stage, "sharding", [](Workload& w, int v) { w.knobs.zero_stage = v; });
+  s.sequence_parallel = toggle_allowed(r, gate, base, s.sequence_parallel, "sequence_parallel", &Knobs::sequence_parallel);
+  s.distributed_optimizer = toggle_allowed(r, gate, base, s.distributed_optimizer, "distributed_optimizer", &Knobs::distributed_optimizer);
+  s.reshard_after_forward = toggle_allowed(r, gate, base, s.reshard_after_forward, "fsdp_reshard_after_forward", &Knobs::reshard_after_forward);
+  s.overlap_grad_reduce = toggle_allowed(r, gate, base, s.overlap_grad_reduce, "overlap_grad_reduce", &Knobs::overlap_grad_reduce);
+  s.overlap_param_gather = toggle_allowed(r, gate, base, s.overlap_param_gather, "overlap_param_gather", &Knobs::overlap_param_gather);
+  s.tp_comm_overlap = toggle_allowed(r, gate, base, s.tp_comm_overlap, "tp_comm_overlap", &Knobs::tp_comm_overlap);
+  for (std::size_t c = 0; c < kChoiceCount; ++c) {
+    const auto choice = static_cast<Choice>(c);
+    for (std::uint8_t v = 0; v < 32; ++v) {
+      if (!((s.choices[c] >> v) & 1u) || v == base.knobs.choices[c]) continue;
+      Workload to = base;
+      to.knobs.set(choice, v);
+      const auto settings = settings_for(r, base, to, choice_name(choice));
+      if (!settings || gate_refuses(r, gate, *settings, true)) s.choices[c] &= ~(1u << v);
+    }
+  }
+  return s;
+}
+
+Optimum find_optimum(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const Perturbation& truth,
+                     const OptimumOptions& options) {
+  Optimum o;
+  o.baseline_workload = workload_from_recipe(r);
+  o.baseline = predict(o.baseline_workload, truth);
+  const SearchSpace space = gated_space(r, o.baseline_workload, gate);
+  std::vector<std::string> notes;
+  std::vector<int> counts;
+  const SearchResult found = search_layouts(o.baseline_workload, space, truth, options.candidates);
+  o.settings = found.settings;
+  o.evaluated = found.evaluated;
+  o.cores = found.cores;
+  o.best = reach(r, gate, truth, o.baseline_workload, o.baseline, found, o.candidates_tried, notes, counts);
+  if (options.prior) {
+    const Perturbation nominal;
+    const Prediction base_prior = predict(o.baseline_workload, nominal);
+    const SearchResult prior_found = search_layouts(o.baseline_workload, space, nominal, options.candidates);
+    int tried = 0;
+    std::vector<std::string> prior_notes;
+    std::vector<int> prior_counts;
+    o.prior = reach(r, gate, nominal, o.baseline_workload, base_prior, prior_found, tried, prior_notes, prior_counts);
+    o.prior_under_truth = predict(o.prior->workload, truth);
+    const double best = o.best.prediction.tokens_per_s_per_gpu;
+    o.prior_regret = best > 0 && o.prior_under_truth.ok ? std::max(0.0, 1 - o.prior_under_truth.tokens_per_s_per_gpu / best) : 1.0;
+  }
+  if (options.greedy) o.greedy = greedy(o.baseline_workload, space, truth);
   for (std::size_t i = 0; i < notes.size(); ++i)
     o.notes.push_back(counts[i] > 1 ? fmt::format("{} (x{})", notes[i], counts[i]) : notes[i]);
   return o;
 }
 
+nlohmann::json edits_json(const std::vector<LeverEdit>& edits) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : edits) out.push_back({{"lever", e.lever}, {"from", e.from}, {"to", e.to}, {"changes", e.changes}});
+  return out;
+}
+
 nlohmann::json to_json(const Optimum& o) {
-  nlohmann::json edits = nlohmann::json::array();
-  for (const auto& e : o.edits) {
-    edits.push_back({{"lever", e.lever}, {"from", e.from}, {"to", e.to}, {"changes", e.changes}});
+  const double base = o.baseline.tokens_per_s_per_gpu;
+  nlohmann::json j = {
+      {"optimum",
+       {{"tokens_per_s_per_gpu", o.best.prediction.tokens_per_s_per_gpu},
+        {"edits", edits_json(o.best.edits)},
+        {"plan", recipe::to_json(o.best.workload.plan)},
+        {"prediction", to_json(o.best.prediction)}}},
+      {"baseline",
+       {{"tokens_per_s_per_gpu", base},
+        {"plan", recipe::to_json(o.baseline_workload.plan)},
+        {"prediction", to_json(o.baseline)}}},
+      {"speedup", base > 0 ? nlohmann::json(o.best.prediction.tokens_per_s_per_gpu / base) : nlohmann::json(nullptr)},
+      {"settings_searched", o.settings},
+      {"settings_evaluated", o.evaluated},
+      {"cores", o.cores},
+      {"candidates_tried", o.candidates_tried},
+      {"notes", o.notes}};
+  if (o.prior) {
+    j["prior_optimum"] = {{"edits", edits_json(o.prior->edits)},
+                          {"prior_tokens_per_s_per_gpu", o.prior->prediction.tokens_per_s_per_gpu},
+                          {"true_tokens_per_s_per_gpu", o.prior_under_truth.ok ? o.prior_under_truth.tokens_per_s_per_gpu : 0.0},
+                          {"true_failure", o.prior_under_truth.ok ? nlohmann::json(nullptr) : nlohmann::json(o.prior_under_truth.failure)}};
+    j["prior_regret"] = o.prior_regret;
   }
-  return {{"best",
-           {{"tokens_per_s_per_gpu", o.best.tokens_per_s_per_gpu},
-            {"edits", edits},
-            {"plan", recipe::to_json(o.best_workload.plan)},
-            {"prediction", to_json(o.best)}}},
-          {"baseline",
-           {{"tokens_per_s_per_gpu", o.baseline.tokens_per_s_per_gpu},
-            {"plan", recipe::to_json(o.baseline_workload.plan)},
-            {"prediction", to_json(o.baseline)}}},
-          {"speedup", o.baseline.tokens_per_s_per_gpu > 0
-                          ? nlohmann::json(o.best.tokens_per_s_per_gpu / o.baseline.tokens_per_s_per_gpu)
-                          : nlohmann::json(nullptr)},
-          {"searched", o.searched},
-          {"candidates_tried", o.candidates_tried},
-          {"notes", o.notes}};
+  if (o.greedy) {
+    j["greedy"] = {{"true_tokens_per_s_per_gpu", o.greedy->prediction.tokens_per_s_per_gpu},
+                   {"trials", o.greedy->trials},
+                   {"moves", o.greedy->moves},
+                   {"shortfall", o.best.prediction.tokens_per_s_per_gpu > 0
+                                     ? std::max(0.0, 1 - o.greedy->prediction.tokens_per_s_per_gpu / o.best.prediction.tokens_per_s_per_gpu)
+                                     : 0.0}};
+  }
+  return j;
 }
 
 }  // namespace attune::sim

@@ -29,24 +29,57 @@ double loss_at(long step, std::mt19937_64& rng) {
   return 2.0 + 9.0 * std::exp(-static_cast<double>(step) / 150.0) + jitter(rng);
 }
 
-// Seconds for each step: a slow first step, a slightly slow second, then the
-// steady time with Gaussian noise (never below half the steady time); with
-// straggler_probability a steady step waits straggler_slowdown times as long
-// for a slow rank (perfmodel.md §8).
-std::vector<double> step_times(double steady, const RunOptions& o, std::mt19937_64& rng) {
-  std::normal_distribution<double> noise(1.0, o.cv);
-  std::bernoulli_distribution straggler(o.straggler_probability);
+// What a launch draws before its first step: the run-level factor of its
+// placement and clocks (its CV grows with the nodes and with the cross-node
+// communication it exposes), slow nodes, when a node fails, whether a run
+// near the memory limit OOMs late, and at which step (perfmodel.md §8).
+struct RunDraws {
+  double factor = 1;
+  double node_failure_s = -1;  // since the first step; < 0: none
+  int late_oom_step = 0;       // 0: none
+};
+
+RunDraws draw_run(const Workload& w, const RunOptions& o, std::mt19937_64& rng) {
+  RunDraws d;
+  const NoiseModel& n = o.noise;
+  const int nodes = std::max(1, w.plan.nodes);
+  const double cv = n.run_cv + n.per_node_doubling_cv * std::log2(nodes) + n.cross_node_cv * o.cross_node_share;
+  if (cv > 0) d.factor = std::max(0.7, std::normal_distribution<double>(1.0, cv)(rng));
+  if (n.slow_node_probability > 0) {
+    std::bernoulli_distribution slow(n.slow_node_probability);
+    bool any = false;
+    for (int i = 0; i < nodes; ++i) any = slow(rng) || any;
+    if (any) d.factor *= n.slow_node_slowdown;
+  }
+  if (n.node_failure_per_node_hour > 0)
+    d.node_failure_s = std::exponential_distribution<double>(n.node_failure_per_node_hour * nodes / 3600.0)(rng);
+  if (o.oom_risk > 0 && std::bernoulli_distribution(std::min(1.0, o.oom_risk))(rng) && o.steps >= 3)
+    d.late_oom_step = std::uniform_int_distribution<int>(3, o.steps)(rng);
+  return d;
+}
+
+// Seconds for each step: a slow first step (its extra set-up on top of three
+// steady steps' worth), a slightly slow second, then the steady time with
+// Gaussian jitter (never below half of it); a step waits for a straggling GPU
+// with the chance that one of the world's GPUs straggles.
+std::vector<double> step_times(double steady, int world, const RunOptions& o, std::mt19937_64& rng) {
+  std::normal_distribution<double> noise(1.0, o.noise.step_cv);
+  const double p_gpu = o.noise.straggler_probability;
+  const double p_step = p_gpu > 0 ? 1 - std::pow(1 - p_gpu, std::max(1, world)) : 0;
+  std::bernoulli_distribution straggler(p_step);
   std::vector<double> t;
   for (int i = 0; i < o.steps; ++i) {
-    double f = std::max(0.5, noise(rng));
+    double f = o.noise.step_cv > 0 ? std::max(0.5, noise(rng)) : 1.0;
+    double extra = 0;
     if (i == 0) {
-      f *= o.warmup_factor;
+      f *= 3;
+      extra = o.first_step_extra_s;
     } else if (i == 1) {
       f *= 1.09;
-    } else if (o.straggler_probability > 0 && straggler(rng)) {  // no draw when off: old seeds keep their logs
-      f *= o.straggler_slowdown;
+    } else if (p_step > 0 && straggler(rng)) {  // no draw when off: old seeds keep their logs
+      f *= o.noise.straggler_slowdown;
     }
-    t.push_back(steady * f);
+    t.push_back(steady * f + extra);
   }
   return t;
 }
@@ -57,6 +90,7 @@ struct Step {
   long total = 0;        // steps in the run
   double time_s = 0;     // this step's wall time
   double elapsed_s = 0;  // training time at the end of this step (start-up not counted)
+  double wall_s = 0;     // since the job started, at the end of this step
   double loss = 0;
   double grad_norm = 0;
   double lr = 0;
@@ -65,7 +99,9 @@ struct Step {
 struct Run {
   const Workload& w;
   const Prediction& p;
-  const std::vector<double>& t;
+  const std::vector<double>& t;  // the steps that complete (a failing run stops early)
+  long total;                    // steps the run was launched for
+  double startup_s;
   std::mt19937_64& rng;
   std::ostream& out;
   const std::function<void(double)>& before_lines;
@@ -75,15 +111,16 @@ struct Run {
   template <class F>
   void for_each_step(F&& print) const {
     Step s;
-    s.total = static_cast<long>(t.size());
+    s.total = total;
     for (std::size_t i = 0; i < t.size(); ++i) {
       s.n = static_cast<long>(i) + 1;
       s.time_s = t[i];
       s.elapsed_s += t[i];
+      s.wall_s = startup_s + s.elapsed_s;
       s.loss = loss_at(s.n, rng);
       s.grad_norm = 1.0 + 0.2 * std::exp(-static_cast<double>(s.n) / 50.0);
       s.lr = 3e-4 * std::min(1.0, static_cast<double>(s.n) / 10.0);
-      if (before_lines) before_lines(kStartupSeconds + s.elapsed_s);
+      if (before_lines) before_lines(s.wall_s);
       print(s);
     }
   }
@@ -97,8 +134,8 @@ struct Run {
 
 enum class Stamp { Seconds, Millis, Micros };  // %S, logging's %S,mmm, datetime's %S.%f
 
-std::string clock_at(double elapsed_s, Stamp stamp) {
-  const long long us = std::llround((kStartupSeconds + elapsed_s) * 1e6);
+std::string clock_at(double wall_s, Stamp stamp) {
+  const long long us = std::llround(wall_s * 1e6);
   const std::tm tm = fmt::gmtime(kJobStart + static_cast<std::time_t>(us / 1'000'000));
   const std::string base = fmt::format("{:%Y-%m-%d %H:%M:%S}", tm);
   if (stamp == Stamp::Millis) return fmt::format("{},{:03d}", base, us % 1'000'000 / 1000);
@@ -204,7 +241,7 @@ std::string megatron_iteration(const Run& r, const Step& s, Stamp stamp) {
                      "{:.1f} | throughput per GPU (TFLOP/s/GPU): {:.1f} | learning rate: {:.6E} | global batch "
                      "size: {:5d} | lm loss: {:.6E} | loss scale: 1.0 | grad norm: {:.3f} | number of skipped "
                      "iterations:   0 | number of nan iterations:   0 |",
-                     clock_at(s.elapsed_s, stamp), s.n, s.total, s.n * gbs, s.time_s * 1e3, r.tflops(s.time_s), s.lr,
+                     clock_at(s.wall_s, stamp), s.n, s.total, s.n * gbs, s.time_s * 1e3, r.tflops(s.time_s), s.lr,
                      gbs, s.loss, s.grad_norm);
 }
 
@@ -298,7 +335,7 @@ std::string deepspeed_memory(const Run& r) {
 // ThroughputTimer, whose running average leaves out the first two steps.
 void write_deepspeed_engine(const Run& r, const Step& s, double timed_s) {
   const auto& pl = r.w.plan;
-  const std::string stamp = clock_at(s.elapsed_s, Stamp::Millis);
+  const std::string stamp = clock_at(s.wall_s, Stamp::Millis);
   const std::string lr = py_repr(s.lr);
   fmt::print(r.out,
              "[{}] [INFO] [logging.py:96:log_dist] [Rank 0] step={}, skipped=0, lr=[{}, {}], mom=[(0.9, 0.95), "
@@ -413,7 +450,7 @@ void write_automodel(const Run& r) {
     fmt::print(r.out,
                "{} | INFO | root | step {} | epoch 0 | loss {:.4f} | grad_norm {:.4f} | lr {:.2e} | mem {:.2f} GiB | "
                "tps {:.2f}({:.2f}/gpu) | num_label_tokens {}\n",
-               clock_at(s.elapsed_s, Stamp::Seconds), s.n, s.loss, s.grad_norm, s.lr, r.p.memory.peak_allocated_gib,
+               clock_at(s.wall_s, Stamp::Seconds), s.n, s.loss, s.grad_norm, s.lr, r.p.memory.peak_allocated_gib,
                tps, tps / replicas, static_cast<long long>(tokens));
   });
 }
@@ -430,7 +467,7 @@ void write_torchtitan(const Run& r) {
     fmt::print(r.out,
                "[titan] {} - root - INFO - step: {:2d}  loss: {:8.5f}  grad_norm: {:7.4f}  "
                "memory: {:5.2f}GiB({:.2f}%)  tps: {}  tflops: {}  mfu: {}\n",
-               clock_at(s.elapsed_s, Stamp::Millis), s.n, s.loss, s.grad_norm, p.memory.peak_reserved_gib, pct,
+               clock_at(s.wall_s, Stamp::Millis), s.n, s.loss, s.grad_norm, p.memory.peak_reserved_gib, pct,
                with_commas(fmt::format("{}", std::llround(tokens_per_gpu_step / s.time_s))),
                with_commas(fmt::format("{:.2f}", tflops)), mfu);
   });
@@ -505,14 +542,85 @@ std::string oom_message(const Prediction& p) {
       std::max(0.5, p.memory.total_gib - total), total, 300.0, total - 0.3, total - 1.5, 512.0);
 }
 
-void write_failure(const Prediction& p, const FailureShape& f, std::ostream& out) {
-  const bool oom = p.failure == "oom";
-  const Frame& frame = oom ? f.oom : f.args;
-  const std::string lines[] = {
-      "Traceback (most recent call last):",
-      fmt::format("  File \"{}\", line {}, in {}", frame.file, frame.line, frame.function),
-      oom ? oom_message(p) : fmt::format("{}: {}", f.args_exception, p.error)};
+// An exception line: the message as given when it names its exception
+// ("ModuleNotFoundError: No module named 'deep_ep'"), else under `fallback`.
+std::string exception_line(const std::string& message, const char* fallback) {
+  const std::size_t colon = message.find(": ");
+  const std::string head = colon == std::string::npos ? "" : message.substr(0, colon);
+  const bool named = !head.empty() && head.find(' ') == std::string::npos &&
+                     (head.ends_with("Error") || head.ends_with("Exception"));
+  return named ? message : fmt::format("{}: {}", fallback, message);
+}
+
+void write_traceback(const FailureShape& f, const Frame& frame, const std::string& last, std::ostream& out) {
+  const std::string lines[] = {"Traceback (most recent call last):",
+                               fmt::format("  File \"{}\", line {}, in {}", frame.file, frame.line, frame.function), last};
   for (const std::string& line : lines) fmt::print(out, "{}{}\n", f.prefix, line);
+}
+
+constexpr Frame kImportFrame{"/usr/lib/python3/dist-packages/megatron/core/transformer/moe/fused_a2a.py", 16, "<module>"};
+constexpr Frame kOptimizerFrame{"/usr/local/lib/python3.12/dist-packages/torch/optim/adam.py", 167, "_init_group"};
+constexpr Frame kKernelFrame{"/usr/local/lib/python3.12/dist-packages/torch/autograd/graph.py", 825, "_engine_run_backward"};
+
+// torch's c10d log prefix on a rank's line: "[rankN]:[E1130 10:41:07.123456 ProcessGroupNCCL.cpp:L] ".
+std::string c10d_prefix(int rank, double wall_s, int line) {
+  const long long us = std::llround(wall_s * 1e6);
+  const std::tm tm = fmt::gmtime(kJobStart + static_cast<std::time_t>(us / 1'000'000));
+  return fmt::format("[rank{}]:[E{:%m%d %H:%M:%S}.{:06d} ProcessGroupNCCL.cpp:{}] ", rank, tm, us % 1'000'000, line);
+}
+
+// NCCL's watchdog taking the job down after a collective ran past its timeout
+// (logs.md: the failure table's NCCL timeout and hang rows).
+void write_watchdog(int rank, double wall_s, long seq, const char* op, double timeout_s, double ran_s, std::ostream& out) {
+  const std::string pre = c10d_prefix(rank, wall_s, 632);
+  fmt::print(out,
+             "{}[Rank {}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={}, OpType={}, NumelIn=4194304, "
+             "NumelOut=4194304, Timeout(ms)={}) ran for {} milliseconds before timing out.\n",
+             pre, rank, seq, op, std::llround(timeout_s * 1000), std::llround(ran_s * 1000));
+  fmt::print(out,
+             "{}[PG ID 0 PG GUID 0(default_pg) Rank {}] Exception (either an error or timeout) detected by watchdog at "
+             "work: {}, last enqueued NCCL work: {}, last completed NCCL work: {}.\n",
+             c10d_prefix(rank, wall_s, 2168), rank, seq, seq, seq - 1);
+  fmt::print(out, "{}Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, "
+                  "subsequent GPU operations might run on corrupted/incomplete data.\n",
+             c10d_prefix(rank, wall_s, 1667));
+  fmt::print(out, "{}To avoid data inconsistency, we are taking the entire process down.\n", c10d_prefix(rank, wall_s, 1673));
+  fmt::print(out, "terminate called after throwing an instance of 'c10::DistBackendError'\n");
+}
+
+void write_nccl_error(const FailureShape& f, const std::string& message, std::ostream& out) {
+  write_traceback(f, {"/usr/local/lib/python3.12/dist-packages/torch/distributed/distributed_c10d.py", 2806, "all_reduce"},
+                  message.empty() ? "torch.distributed.DistBackendError: NCCL error in: "
+                                    "/opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, "
+                                    "internal error - please report this issue to the NCCL developers, NCCL version 2.23.4"
+                                  : exception_line(message, "torch.distributed.DistBackendError"),
+                  out);
+  fmt::print(out, "{}ncclInternalError: Internal check failed.\n", f.prefix);
+  fmt::print(out, "{}Last error:\n{}NET/IB : Got completion from peer 10.0.3.17<40571> with status=12 opcode=1 len=0 "
+                  "vendor err 129 (Recv)\n",
+             f.prefix, f.prefix);
+}
+
+void write_illegal_access(const FailureShape& f, std::ostream& out) {
+  write_traceback(f, kKernelFrame, "RuntimeError: CUDA error: an illegal memory access was encountered", out);
+  fmt::print(out, "{}CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+                  "might be incorrect.\n{}For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n",
+             f.prefix, f.prefix);
+}
+
+// slurmstepd's and srun's lines when a node of the job dies.
+void write_node_failure(const Workload& w, double wall_s, std::ostream& out) {
+  const long long s = std::llround(wall_s);
+  const std::tm tm = fmt::gmtime(kJobStart + static_cast<std::time_t>(s));
+  const int node = std::max(1, w.plan.nodes) - 1;
+  fmt::print(out, "[rank{}]:[E{:%m%d %H:%M:%S}.000000 ProcessGroupNCCL.cpp:1895] NCCL error: remote process exited or "
+                  "there was a network error, NCCL version 2.23.4\n[rank{}]: ncclRemoteError: A call failed possibly due "
+                  "to a network error or a remote process exiting prematurely. Connection reset by peer\n",
+             0, tm, 0);
+  fmt::print(out, "srun: error: Node failure on node-{}\n", node);
+  fmt::print(out, "slurmstepd: error: *** STEP 4242.0 ON node-{} CANCELLED AT {:%Y-%m-%dT%H:%M:%S} DUE TO NODE FAILURE, "
+                  "SEE SLURMCTLD LOG FOR DETAILS ***\n",
+             node, tm);
 }
 
 // ---------------------------------------------------------------- the formats
@@ -560,13 +668,82 @@ const Flavour& flavour_for(const Workload& w, const RunOptions& o) {
       fmt::format("unknown log flavour '{}' (expected one of: {})", name, fmt::join(log_flavours(), ", ")));
 }
 
-void check_stragglers(const RunOptions& o) {
-  if (!(o.straggler_probability >= 0 && o.straggler_probability <= 1)) {
-    throw std::invalid_argument(
-        fmt::format("straggler_probability {} is not between 0 and 1", o.straggler_probability));
+void check_noise(const RunOptions& o) {
+  const NoiseModel& n = o.noise;
+  if (!(n.straggler_probability >= 0 && n.straggler_probability <= 1)) {
+    throw std::invalid_argument(fmt::format("straggler probability {} is not between 0 and 1", n.straggler_probability));
   }
-  if (!(o.straggler_slowdown > 0)) {
-    throw std::invalid_argument(fmt::format("straggler_slowdown {} is not positive", o.straggler_slowdown));
+  if (!(n.straggler_slowdown > 0)) {
+    throw std::invalid_argument(fmt::format("straggler slowdown {} is not positive", n.straggler_slowdown));
+  }
+  if (!(n.step_cv >= 0 && n.run_cv >= 0)) throw std::invalid_argument("noise CVs must not be negative");
+}
+
+bool startup_failure(const Prediction& p) { return p.failure == "invalid_argument" || p.failure == "import_error"; }
+
+// The steps that complete before the run ends, and how and when it ends.
+struct Ending {
+  std::size_t completed = 0;   // steps that print their lines
+  std::string failure;         // "" or the diagnoser's class
+  double at_s = 0;             // since the job started: when the failure's text appears
+  double stalled_s = -1;
+};
+
+Ending ending_of(const Prediction& p, const RunOptions& o, const RunDraws& d, const std::vector<double>& t) {
+  Ending e;
+  e.completed = t.size();
+  auto end_of = [&](std::size_t steps) {
+    double s = o.startup_s;
+    for (std::size_t i = 0; i < steps && i < t.size(); ++i) s += t[i];
+    return s;
+  };
+  if (p.failure == "oom") {
+    e = {0, "oom", o.startup_s + (p.oom_at_optimizer ? t.front() : 0.4 * t.front()), -1};
+  } else if (!p.failure.empty()) {
+    const std::size_t k = static_cast<std::size_t>(std::clamp(p.fails_at_step, 1, static_cast<int>(t.size())));
+    e.completed = k - 1;
+    e.failure = p.failure;
+    const double start = end_of(k - 1);
+    if (p.failure == "hang") {
+      e.stalled_s = start;
+      e.at_s = start + o.nccl_timeout_s;
+    } else if (p.failure == "nccl_timeout") {
+      e.stalled_s = start;
+      e.at_s = start + 15 * p.step_time_s;  // the job's collective timeout
+    } else {
+      e.at_s = start + 0.5 * t[k - 1];
+    }
+  } else if (d.late_oom_step > 0) {
+    const std::size_t k = static_cast<std::size_t>(std::min<int>(d.late_oom_step, static_cast<int>(t.size())));
+    e = {k - 1, "oom", end_of(k - 1) + 0.6 * t[k - 1], -1};
+  }
+  if (d.node_failure_s >= 0 && o.startup_s + d.node_failure_s < (e.failure.empty() ? end_of(t.size()) : e.at_s)) {
+    const double at = o.startup_s + d.node_failure_s;
+    std::size_t k = 0;
+    while (k < t.size() && end_of(k + 1) <= at) ++k;
+    e = {k, "node_failure", at, -1};
+  }
+  return e;
+}
+
+void write_ending(const Workload& w, const Prediction& p, const FailureShape& f, const Ending& e, std::ostream& out) {
+  const long seq = static_cast<long>(e.completed + 1) * 2 * std::max(1, w.model.layers) + 17;
+  if (e.failure == "oom") {
+    Prediction shown = p;
+    if (p.ok) shown.memory.total_gib = p.hbm_gib + 0.6;  // a late OOM: a spike just over the limit
+    write_traceback(f, p.oom_at_optimizer ? kOptimizerFrame : f.oom, oom_message(shown), out);
+  } else if (e.failure == "hang") {
+    write_watchdog(std::max(0, w.plan.world - 1), e.at_s, seq, "ALLREDUCE", e.at_s - e.stalled_s,
+                   e.at_s - e.stalled_s + 0.046, out);
+  } else if (e.failure == "nccl_timeout") {
+    write_watchdog(std::max(0, w.plan.world - 1), e.at_s, seq, w.model.is_moe() ? "ALLTOALL_BASE" : "_REDUCE_SCATTER_BASE",
+                   e.at_s - e.stalled_s, e.at_s - e.stalled_s + 0.012, out);
+  } else if (e.failure == "nccl_error") {
+    write_nccl_error(f, p.error, out);
+  } else if (e.failure == "illegal_memory_access") {
+    write_illegal_access(f, out);
+  } else if (e.failure == "node_failure") {
+    write_node_failure(w, e.at_s, out);
   }
 }
 
@@ -592,29 +769,90 @@ std::string log_flavour(const recipe::Plan& plan) {
   return "megatron";
 }
 
-double write_run_log(const Workload& w, const Prediction& p, const RunOptions& o, std::ostream& out) {
+RunOutcome write_run_log(const Workload& w, const Prediction& p, const RunOptions& o, std::ostream& out) {
   const Flavour& flavour = flavour_for(w, o);
-  check_stragglers(o);
+  check_noise(o);
   std::mt19937_64 rng(o.seed);
-  if (!p.ok) {
-    if (o.before_lines) o.before_lines(kStartupSeconds);
-    write_failure(p, flavour.failure, out);
-    return kStartupSeconds;
+  RunOutcome outcome;
+  if (startup_failure(p)) {
+    // Imports fail before the process group forms; argument checks after it.
+    const double at = o.startup_s * (p.failure == "import_error" ? 0.25 : 0.4);
+    if (o.before_lines) o.before_lines(at);
+    const bool import = p.failure == "import_error";
+    write_traceback(flavour.failure, import ? kImportFrame : flavour.failure.args,
+                    exception_line(p.error, import ? "ImportError" : flavour.failure.args_exception), out);
+    outcome.elapsed_s = at;
+    outcome.failure = p.failure;
+    return outcome;
   }
-  const std::vector<double> t = step_times(p.step_time_s, o, rng);
-  flavour.write(Run{w, p, t, rng, out, o.before_lines});
-  double total = kStartupSeconds;
-  for (double s : t) total += s;
-  return total;
+  const RunDraws d = draw_run(w, o, rng);
+  outcome.run_factor = d.factor;
+  std::vector<double> t = step_times(p.step_time_s * d.factor, w.plan.world, o, rng);
+  const Ending e = ending_of(p, o, d, t);
+  t.resize(e.completed);
+  flavour.write(Run{w, p, t, o.steps, o.startup_s, rng, out, o.before_lines});
+  outcome.elapsed_s = o.startup_s;
+  for (double s : t) outcome.elapsed_s += s;
+  if (!e.failure.empty()) {
+    if (o.before_lines) o.before_lines(e.at_s);
+    write_ending(w, p, flavour.failure, e, out);
+    outcome.elapsed_s = e.at_s;
+    outcome.failure = e.failure;
+    outcome.failed_at_step = static_cast<int>(e.completed) + 1;
+    outcome.stalled_at_s = e.stalled_s;
+  }
+  return outcome;
 }
 
-RunOptions run_options(const Perturbation& truth, std::uint64_t seed, int steps) {
+double startup_seconds(const Workload& w, const Perturbation& truth) {
+  const recipe::Plan& p = w.plan;
+  const int world = std::max(1, p.world);
+  // Container start and imports; NCCL bootstrap and communicator set-up,
+  // longer with the world (torch's TCPStore rendezvous, NCCL's ring/tree
+  // search); the model built and its weights initialised; the data loader
+  // and its workers forked; DeepEP's buffers registered; FSDP wrapping.
+  double s = 45 + 5 + 2.5 * std::log2(world) + 0.5 * std::max(1, p.nodes);
+  const double params = static_cast<double>(std::max(1, w.model.layers)) * w.model.hidden * w.model.hidden * 12 /
+                        std::max(1, p.tp * p.pp);
+  s += 10 + params * 2 / 4e9;  // weights built and initialised at ~4 GB/s per GPU
+  s += 5 + 2 * worker_count(w.knobs.get(Choice::Workers));
+  if (w.knobs.deepep() && w.plan.ep > 1) s += 12;
+  if (w.knobs.zero_stage >= 2) s += 10;
+  return s * truth.startup;
+}
+
+double first_step_extra_seconds(const Workload& w) {
+  const int layers = (std::max(1, w.model.layers) + std::max(1, w.plan.pp) - 1) / std::max(1, w.plan.pp);
+  double s = 15;  // allocator growth, lazy communicators, kernel autotuning
+  // torch.compile traces and compiles on the first call (torchtitan,
+  // AutoModel, Axolotl; Megatron-family runs have TE's fused kernels instead).
+  const bool native = w.plan.framework == "torchtitan" || w.plan.framework == "axolotl";
+  if (native && w.knobs.compiled()) s += 40 + 2.0 * layers;
+  if (w.knobs.cuda_graphs()) s += 10 + 0.3 * layers;  // capture after the warm-up iterations
+  return s;
+}
+
+double expected_run_seconds(const Workload& w, const Prediction& p, const Perturbation& truth, int steps) {
+  const double steady = p.step_time_s;
+  double s = startup_seconds(w, truth) + first_step_extra_seconds(w);
+  if (steps >= 1) s += 3 * steady;
+  if (steps >= 2) s += 1.09 * steady;
+  if (steps > 2) s += (steps - 2) * steady;
+  return s;
+}
+
+RunOptions run_options(const Workload& w, const Prediction& p, const Perturbation& truth, std::uint64_t seed, int steps) {
   RunOptions o;
   o.steps = steps;
   o.seed = seed;
-  o.cv = truth.noise_cv;
-  o.straggler_probability = truth.straggler_probability;
-  o.straggler_slowdown = truth.straggler_slowdown;
+  o.noise = truth.noise;
+  o.startup_s = startup_seconds(w, truth);
+  o.first_step_extra_s = first_step_extra_seconds(w);
+  o.oom_risk = p.oom_risk;
+  if (p.step_time_s > 0 && w.plan.nodes > 1) {
+    const StepBreakdown& b = p.breakdown;
+    o.cross_node_share = std::min(1.0, (b.dp_comm_s + b.ep_comm_s + b.pp_comm_s) / p.step_time_s);
+  }
   return o;
 }
 

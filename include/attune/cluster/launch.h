@@ -24,9 +24,9 @@ struct LaunchRequest {
   double default_time_limit_s = 7200;  // when the recipe states none
   int steps = 0;                    // 0: the recipe's measure.steps, else 50
   // Payload `sim` only: the attune binary the job runs, the scenario's hidden
-  // truth and the seed it passes on.
+  // truth file it passes on, and the seed of this launch's noise.
   std::string attune_binary;
-  std::string sim_perturb;
+  std::string truth_file;
   std::uint64_t seed = 1;
 };
 

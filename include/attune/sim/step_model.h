@@ -2,9 +2,11 @@
 // step time from compute (GEMMs at their achievable efficiency, attention,
 // memory-bound work, recompute), the communication each parallelism needs
 // (TP/SP, CP ring, EP all-to-all, DP reduce-scatter/all-gather, PP
-// send/recv) less what the overlap flags hide, the pipeline bubble and the
-// optimizer step; peak memory from the MemoryModel; and the way the run
-// fails (OOM, an invalid layout) when it would. perfmodel.md §2, §4, §5.
+// send/recv) less what the overlap flags hide, the pipeline bubble, the
+// optimizer step and data loading; peak memory from the MemoryModel; and the
+// way the run fails (OOM, an invalid layout, a combination the framework or
+// the cluster rejects) when it would. The parts and the effects of the
+// choices are step_parts.h; perfmodel.md §2, §4, §5, docs/simulator.md.
 #pragma once
 
 #include <optional>
@@ -15,34 +17,22 @@
 #include "attune/sim/gpu_system.h"
 #include "attune/sim/memory_model.h"
 #include "attune/sim/perturbation.h"
+#include "attune/sim/step_parts.h"
 #include "attune/sim/workload.h"
 
 namespace attune::sim {
 
-// Seconds per optimizer step, by where they go (exposed time only: what
-// overlap hides is not counted).
-struct StepBreakdown {
-  double compute_s = 0;        // forward + backward model FLOPs
-  double recompute_s = 0;      // extra forward for recomputed layers
-  double memory_bound_s = 0;   // norms, activations, elementwise work, FP8 casts
-  double tp_comm_s = 0;
-  double cp_comm_s = 0;
-  double ep_comm_s = 0;
-  double dp_comm_s = 0;
-  double pp_comm_s = 0;
-  double bubble_s = 0;
-  double optimizer_s = 0;
-  double other_s = 0;          // per-step fixed costs (launch, data, logging)
-};
-
 struct Prediction {
   bool ok = false;
-  std::string failure;         // "" | "oom" | "invalid_argument"
+  std::string failure;         // "" | "oom" | "invalid_argument" | "import_error" | "hang" | ... (diagnoser classes)
   std::string error;           // the framework's message for the failure
+  int fails_at_step = 0;       // runtime failures: the step at which the run dies (0: at start-up)
+  bool oom_at_optimizer = false;  // an OOM only once the optimizer state is allocated (first step's end)
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
   double tflops_per_gpu = 0;   // model FLOPs, causal-halved convention
   double mfu = 0;              // against the dense BF16 peak (FP8 runs too), like the calibration data
+  double oom_risk = 0;         // chance per run of a late, intermittent OOM (memory within memory_risk of HBM)
   StepBreakdown breakdown;
   MemoryBreakdown memory;
   double hbm_gib = 0;
@@ -53,6 +43,12 @@ struct Prediction {
 enum class Detail { Full, Numbers };
 
 Prediction predict(const Workload& w, const Perturbation& p = {}, Detail detail = Detail::Full);
+// The prediction of one setting from its parts, with its choices' factors.
+Prediction predict_from_parts(const Workload& w, const StepParts& parts, const Perturbation& p, Detail detail);
 nlohmann::json to_json(const Prediction& p);
+
+// Late-OOM chance per run at this memory use: 0 below (1 - risk) x HBM,
+// rising to 0.6 at the limit.
+double oom_risk(double total_gib, double hbm_gib, double risk_share);
 
 }  // namespace attune::sim

@@ -18,23 +18,55 @@ namespace {
 // the lines printed so far are the log a killed run leaves.
 struct TimeLimitReached {};
 
-// Writes the run's log, cut at the time limit; returns its status.
+RunState state_of(const std::string& failure) {
+  if (failure.empty()) return RunState::Completed;
+  if (failure == "node_failure") return RunState::NodeFail;
+  return RunState::Failed;
+}
+
+// Writes the run's log, cut at the time limit or where the watchdog would
+// have cancelled a stalled run; returns its status.
 RunStatus simulate(const sim::Workload& w, const sim::Prediction& p, sim::RunOptions o, const RunSpec& spec,
-                   std::ostream& out) {
+                   const SimWatchdog& watchdog, std::ostringstream& out) {
   RunStatus status;
+  std::streamoff last_offset = 0;
   o.before_lines = [&](double simulated_s) {
     if (simulated_s > spec.time_limit_s) throw TimeLimitReached{};
+    last_offset = out.tellp();
   };
+  sim::RunOutcome run;
   try {
-    status.elapsed_s = sim::write_run_log(w, p, o, out);
+    run = sim::write_run_log(w, p, o, out);
   } catch (const TimeLimitReached&) {
     status.state = RunState::Timeout;
     status.elapsed_s = spec.time_limit_s;
     status.reason = "ran past its time limit of " + std::to_string(static_cast<long>(spec.time_limit_s)) + " s";
     return status;
   }
-  status.state = p.ok ? RunState::Completed : RunState::Failed;
-  if (!p.ok) status.reason = p.failure + ": " + p.error;
+  status.elapsed_s = run.elapsed_s;
+  status.state = state_of(run.failure);
+  if (run.stalled_at_s >= 0) {
+    // No new step since stalled_at: attune's watchdog cancels the run once
+    // the silence outlasts its threshold, unless NCCL's own timeout came first.
+    double threshold = std::max(watchdog.min_hang_s, watchdog.hang_factor * spec.expected_step_s);
+    if (run.failed_at_step <= 1) threshold += watchdog.startup_allowance_s;
+    if (run.stalled_at_s + threshold < run.elapsed_s && run.stalled_at_s + threshold <= spec.time_limit_s) {
+      std::string text = out.str();
+      text.resize(static_cast<std::size_t>(last_offset));
+      out.str(text);
+      out.seekp(0, std::ios::end);
+      status.state = RunState::Hang;
+      status.elapsed_s = run.stalled_at_s + threshold;
+      status.reason = "no new step for " + std::to_string(static_cast<long>(threshold)) + " s (expected step time " +
+                      std::to_string(spec.expected_step_s) + " s)";
+      return status;
+    }
+  }
+  if (!run.failure.empty()) {
+    status.reason = run.failure;
+    if (!p.ok && !p.error.empty()) status.reason += ": " + p.error;
+    if (run.failed_at_step > 0) status.reason += " at step " + std::to_string(run.failed_at_step);
+  }
   return status;
 }
 
@@ -49,18 +81,28 @@ nlohmann::json status_json(const std::string& id, const RunStatus& s) {
 
 }  // namespace
 
-SimCluster::SimCluster(sim::Perturbation truth, std::uint64_t seed) : truth_(std::move(truth)), seed_(seed) {}
+SimCluster::SimCluster(sim::Perturbation truth, std::uint64_t campaign_seed, SimWatchdog watchdog)
+    : truth_(std::move(truth)), seed_(campaign_seed), watchdog_(watchdog) {}
+
+std::uint64_t SimCluster::launch_seed(std::uint64_t campaign_seed, long n) {
+  // splitmix64 of the pair: nearby campaign seeds and launches draw unrelated noise.
+  std::uint64_t z = campaign_seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(n);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
 
 RunId SimCluster::submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) {
   if (spec.log_path.empty()) throw ClusterError("run '" + spec.name + "': no log path");
   const sim::Workload w = sim::workload_from_recipe(recipe.recipe());
   const sim::Prediction p = sim::predict(w, truth_);
   while (runs_.count(std::to_string(next_))) ++next_;  // ids attached after a restart stay taken
-  const std::string id = std::to_string(next_++);
+  const long n = next_++;
+  const std::string id = std::to_string(n);
   std::ostringstream text;
-  // Each run of a campaign draws its own noise, reproducibly from the seed.
-  const RunStatus status = simulate(w, p, sim::run_options(truth_, seed_ + static_cast<std::uint64_t>(next_), spec.steps),
-                                    spec, text);
+  // Each launch of a campaign draws its own noise, reproducibly from the campaign's seed.
+  const RunStatus status =
+      simulate(w, p, sim::run_options(w, p, truth_, launch_seed(seed_, n), spec.steps), spec, watchdog_, text);
   std::filesystem::path log(spec.log_path);
   if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
   write_file_atomic(spec.log_path, text.str());

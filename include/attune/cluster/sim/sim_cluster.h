@@ -1,9 +1,14 @@
 // SimCluster: the `sim` backend — runs each approved recipe through the
 // simulator in-process and at once: the log the framework would print lands
-// at the run's log path, the run ends as the prediction says (completed, or
-// failed with the framework's error), and elapsed time is the simulated wall
-// time, so GPU-hour accounting and time limits behave as on a real cluster.
-// Honours a scenario's hidden truth (--sim-perturb) and seed (--sim-seed).
+// at the run's log path, the run ends as the simulated run does (completed;
+// failed with the framework's error at the step and time it strikes; a node
+// failure; a hang that attune's watchdog would cancel), and elapsed time is
+// the simulated wall time from launch (start-up included), so GPU-hour
+// accounting and time limits behave as on a real cluster.
+//
+// A scenario's hidden truth lives here: the backend applies it to every run
+// and nothing upstream reads it. Each launch draws fresh noise from the
+// campaign's seed (launch k of a campaign with seed S always draws the same).
 #pragma once
 
 #include <cstdint>
@@ -15,9 +20,17 @@
 
 namespace attune::cluster {
 
+// What attune's hang watchdog (run_watch.h) does, for runs the simulator
+// finishes before a watch could see them stall.
+struct SimWatchdog {
+  double hang_factor = 10;
+  double min_hang_s = 120;
+  double startup_allowance_s = 900;
+};
+
 class SimCluster : public Cluster {
  public:
-  explicit SimCluster(sim::Perturbation truth = {}, std::uint64_t seed = 1);
+  explicit SimCluster(sim::Perturbation truth = {}, std::uint64_t campaign_seed = 1, SimWatchdog watchdog = {});
 
   std::string name() const override { return "sim"; }
   RunId submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) override;
@@ -28,6 +41,9 @@ class SimCluster : public Cluster {
   // By the status file beside spec.log_path, which names the run's id.
   std::optional<RunId> find_run(const RunSpec& spec) override;
 
+  // The seed launch `n` (1-based) of a campaign draws its noise from.
+  static std::uint64_t launch_seed(std::uint64_t campaign_seed, long n);
+
  private:
   struct Run {
     RunSpec spec;
@@ -37,6 +53,7 @@ class SimCluster : public Cluster {
 
   sim::Perturbation truth_;
   std::uint64_t seed_;
+  SimWatchdog watchdog_;
   long next_ = 1;
   std::map<std::string, Run> runs_;
 };

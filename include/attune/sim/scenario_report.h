@@ -1,0 +1,65 @@
+// ScenarioReport: what each benchmark scenario asks of a tuner, measured —
+// its baseline and true optimum, how far the nominal model's optimum falls
+// short under the truth (prior regret), where one-lever greedy gets stuck,
+// the traps (settings the nominal model says run that fail under the truth),
+// what one trial of the baseline costs and how many fit the budget — and
+// whether the set of scenarios meets the targets that make it a benchmark
+// worth winning (docs/scenarios.md). `attune sim scenarios` prints it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/gate/correctness_gate.h"
+#include "attune/sim/optimum.h"
+
+namespace attune::sim {
+
+struct ScenarioFigures {
+  std::string name;
+  std::string dir;
+  double baseline = 0;            // true tokens/s/GPU of the recipe as written
+  double optimum = 0;             // true optimum
+  std::vector<LeverEdit> optimum_edits;
+  double prior_regret = 0;        // 1 - truth of the prior's optimum / true optimum
+  std::string prior_failure;      // how the prior's optimum fails under the truth ("" = it runs)
+  std::vector<LeverEdit> prior_edits;
+  double greedy = 0;              // true tokens/s/GPU where one-lever greedy stops
+  double greedy_shortfall = 0;    // 1 - greedy / optimum
+  int greedy_trials = 0;
+  int traps = 0;                  // one-lever moves from the baseline (and the prior's optimum) the prior says run, the truth fails
+  double trial_gpu_hours = 0;     // one measured trial of the baseline
+  double budget_gpu_hours = 200;
+  double trials_that_fit = 0;     // budget / trial cost
+  bool vendor_tuned = false;      // starts within 10% of its optimum
+  long long settings = 0;         // settings the search covered
+  double search_seconds = 0;      // sim optimum under the truth, on one core
+};
+
+struct ScenarioTargets {
+  int regret_5pct = 0;            // scenarios whose prior regret is >= 5% (target >= 8)
+  double median_regret = 0;       // (target 5-15%)
+  int greedy_stuck_3pct = 0;      // (target >= 5)
+  int within_10pct = 0;           // (target >= 3)
+  int with_traps = 0;             // (target >= 4)
+  int too_few_trials = 0;         // scenarios with fewer than 15 trials in their budget (target 0)
+  double slowest_search_s = 0;    // (target < 2 s)
+  bool met = false;
+};
+
+struct ScenarioReport {
+  std::vector<ScenarioFigures> scenarios;
+  ScenarioTargets targets;
+};
+
+// Figures for one scenario directory (its truth applied; the gate's options
+// as given: FP8 only when allowed).
+ScenarioFigures scenario_figures(const std::string& dir, const gate::CorrectnessGate& gate);
+ScenarioReport scenario_report(const std::vector<std::string>& dirs, const gate::CorrectnessGate& gate);
+ScenarioTargets targets_of(const std::vector<ScenarioFigures>& scenarios);
+
+nlohmann::json to_json(const ScenarioReport& r);
+
+}  // namespace attune::sim

@@ -1,0 +1,138 @@
+#include "attune/sim/scenario_report.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "attune/recipe/recipe.h"
+#include "attune/sim/run_log.h"
+#include "attune/sim/scenario.h"
+
+namespace attune::sim {
+
+namespace {
+
+constexpr int kMinTrials = 15;
+constexpr int kDefaultMeasureSteps = 50;
+
+bool runs(const Prediction& p) { return p.ok && p.oom_risk == 0; }
+
+// Settings the nominal model says run and the truth fails (or puts at risk
+// of a late OOM): the baseline's one-lever neighbours and the prior's optimum.
+int count_traps(const Optimum& o, const SearchSpace& space, const Perturbation& truth, const Workload* prior) {
+  int traps = 0;
+  auto check = [&](const Workload& w) {
+    if (runs(predict(w, {}, Detail::Numbers)) && !runs(predict(w, truth, Detail::Numbers))) ++traps;
+  };
+  for (const Workload& w : one_lever_moves(o.baseline_workload, o.baseline_workload, space)) check(w);
+  if (prior) check(*prior);
+  return traps;
+}
+
+}  // namespace
+
+ScenarioFigures scenario_figures(const std::string& dir, const gate::CorrectnessGate& gate) {
+  const Scenario s = read_scenario(dir);
+  ScenarioFigures f;
+  f.name = s.name.empty() ? std::filesystem::path(s.dir).filename().string() : s.name;
+  f.dir = s.dir;
+  const Perturbation truth = s.truth.empty() ? Perturbation{} : read_perturbation(s.truth);
+  const ScenarioHarness harness = s.harness.empty() ? ScenarioHarness{} : read_harness(s.harness);
+  const recipe::Recipe r = recipe::Recipe::load(s.recipe);
+  const auto start = std::chrono::steady_clock::now();
+  const Optimum o = find_optimum(r, gate, truth);
+  f.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  f.baseline = o.baseline.ok ? o.baseline.tokens_per_s_per_gpu : 0;
+  f.optimum = o.best.prediction.tokens_per_s_per_gpu;
+  f.optimum_edits = o.best.edits;
+  f.prior_regret = o.prior_regret;
+  if (o.prior) {
+    f.prior_edits = o.prior->edits;
+    if (!o.prior_under_truth.ok) f.prior_failure = o.prior_under_truth.failure;
+    else if (o.prior_under_truth.oom_risk > 0) f.prior_failure = "oom risk";
+  }
+  if (o.greedy) {
+    f.greedy = o.greedy->prediction.tokens_per_s_per_gpu;
+    f.greedy_trials = o.greedy->trials;
+    f.greedy_shortfall = f.optimum > 0 ? std::max(0.0, 1 - f.greedy / f.optimum) : 0;
+  }
+  f.settings = o.settings;
+  f.vendor_tuned = f.optimum > 0 && f.baseline >= 0.9 * f.optimum;
+  const SearchSpace space = gated_space(r, o.baseline_workload, gate);
+  f.traps = count_traps(o, space, truth, o.prior ? &o.prior->workload : nullptr);
+  const int steps = r.measure().steps > 0 ? r.measure().steps : kDefaultMeasureSteps;
+  if (o.baseline.step_time_s > 0) {
+    f.trial_gpu_hours = expected_run_seconds(o.baseline_workload, o.baseline, truth, steps) *
+                        o.baseline_workload.plan.world / 3600.0;
+  }
+  f.budget_gpu_hours = harness.budget_gpu_hours;
+  f.trials_that_fit = f.trial_gpu_hours > 0 ? f.budget_gpu_hours / f.trial_gpu_hours : 0;
+  return f;
+}
+
+ScenarioTargets targets_of(const std::vector<ScenarioFigures>& scenarios) {
+  ScenarioTargets t;
+  std::vector<double> regrets;
+  for (const ScenarioFigures& f : scenarios) {
+    regrets.push_back(f.prior_regret);
+    t.regret_5pct += f.prior_regret >= 0.05;
+    t.greedy_stuck_3pct += f.greedy_shortfall >= 0.03;
+    t.within_10pct += f.vendor_tuned;
+    t.with_traps += f.traps > 0;
+    t.too_few_trials += f.trials_that_fit < kMinTrials;
+    t.slowest_search_s = std::max(t.slowest_search_s, f.search_seconds);
+  }
+  if (!regrets.empty()) {
+    std::sort(regrets.begin(), regrets.end());
+    const std::size_t n = regrets.size();
+    t.median_regret = n % 2 ? regrets[n / 2] : (regrets[n / 2 - 1] + regrets[n / 2]) / 2;
+  }
+  t.met = t.regret_5pct >= 8 && t.median_regret >= 0.05 && t.median_regret <= 0.15 && t.greedy_stuck_3pct >= 5 &&
+          t.within_10pct >= 3 && t.with_traps >= 4 && t.too_few_trials == 0 && t.slowest_search_s < 2 &&
+          scenarios.size() >= 20;
+  return t;
+}
+
+ScenarioReport scenario_report(const std::vector<std::string>& dirs, const gate::CorrectnessGate& gate) {
+  ScenarioReport r;
+  for (const auto& d : dirs) r.scenarios.push_back(scenario_figures(d, gate));
+  r.targets = targets_of(r.scenarios);
+  return r;
+}
+
+nlohmann::json to_json(const ScenarioReport& r) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ScenarioFigures& f : r.scenarios) {
+    list.push_back({{"name", f.name},
+                    {"baseline_tokens_per_s_per_gpu", f.baseline},
+                    {"optimum_tokens_per_s_per_gpu", f.optimum},
+                    {"optimum_edits", edits_json(f.optimum_edits)},
+                    {"prior_regret", f.prior_regret},
+                    {"prior_failure", f.prior_failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.prior_failure)},
+                    {"prior_edits", edits_json(f.prior_edits)},
+                    {"greedy_tokens_per_s_per_gpu", f.greedy},
+                    {"greedy_shortfall", f.greedy_shortfall},
+                    {"greedy_trials", f.greedy_trials},
+                    {"traps", f.traps},
+                    {"trial_gpu_hours", f.trial_gpu_hours},
+                    {"budget_gpu_hours", f.budget_gpu_hours},
+                    {"trials_that_fit", f.trials_that_fit},
+                    {"vendor_tuned", f.vendor_tuned},
+                    {"settings_searched", f.settings},
+                    {"search_seconds", f.search_seconds}});
+  }
+  const ScenarioTargets& t = r.targets;
+  return {{"scenarios", list},
+          {"targets",
+           {{"scenarios", r.scenarios.size()},
+            {"prior_regret_at_least_5pct", t.regret_5pct},
+            {"median_prior_regret", t.median_regret},
+            {"greedy_stuck_at_least_3pct", t.greedy_stuck_3pct},
+            {"start_within_10pct", t.within_10pct},
+            {"with_traps", t.with_traps},
+            {"too_few_trials", t.too_few_trials},
+            {"slowest_search_s", t.slowest_search_s},
+            {"met", t.met}}}};
+}
+
+}  // namespace attune::sim
