@@ -534,6 +534,24 @@ int recompute_layers(const std::string& low) {
   return begin < end ? parse_number<int>(std::string_view(low).substr(begin, end - begin)).value_or(0) : 0;
 }
 
+// Megatron's selective recompute modules the text names ("selective:
+// mla_up_proj, mlp"); core attention, its default, when it names none.
+unsigned recompute_modules(const std::string& low) {
+  using namespace recompute_module;
+  unsigned m = 0;
+  for (auto [name, bit] : {std::pair{"core_attn", kCoreAttn}, {"mla_up_proj", kMlaUpProj}, {"moe_act", kMoeAct},
+                           {"layernorm", kLayerNorm}}) {
+    if (contains(low, name)) m |= bit;
+  }
+  // "mlp" alone, not the "mlp" inside another name.
+  for (std::size_t at = low.find("mlp"); at != std::string::npos; at = low.find("mlp", at + 1)) {
+    const bool word_start = at == 0 || (!std::isalnum(static_cast<unsigned char>(low[at - 1])) && low[at - 1] != '_');
+    const bool word_end = at + 3 >= low.size() || (!std::isalnum(static_cast<unsigned char>(low[at + 3])) && low[at + 3] != '_');
+    if (word_start && word_end) m |= kMlp;
+  }
+  return m ? m : kCoreAttn;
+}
+
 bool apply_recompute(const CalibrationRow& row, Workload& w, std::string& reason) {
   const std::string low = to_lower(trim(row.recompute));
   const auto* match = std::find_if(std::begin(kRecomputes), std::end(kRecomputes),
@@ -545,10 +563,13 @@ bool apply_recompute(const CalibrationRow& row, Workload& w, std::string& reason
   const std::string granularity = low.empty() ? "none" : match->granularity;
   w.knobs.recompute_granularity = granularity;
   w.knobs.recompute_num_layers = granularity == "full" ? recompute_layers(low) : 0;
+  w.knobs.recompute_modules = recompute_modules(low);
   w.knobs.recompute_unstated = low.empty() || contains(low, "not stated") || contains(low, "recipe default");
   w.plan.recompute = granularity;
   return true;
 }
+
+void use_tp_overlap(Workload& w) { w.knobs.set(Choice::TpCommOverlap, 1); }
 
 void use_fsdp(Workload& w) {
   w.knobs.zero_stage = 3;
@@ -581,10 +602,10 @@ struct KnobPattern {
   void (*apply)(Workload&);
 };
 const KnobPattern kKnobs[] = {
-    {"tp-comm-overlap on", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
-    {"tp_comm_overlap", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
-    {"tp comm overlap", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
-    {", asynctp,", [](Workload& w) { w.knobs.tp_comm_overlap = true; }},
+    {"tp-comm-overlap on", use_tp_overlap},
+    {"tp_comm_overlap", use_tp_overlap},
+    {"tp comm overlap", use_tp_overlap},
+    {", asynctp,", use_tp_overlap},
     {"fsdp", use_fsdp},
     {"cuda graph", [](Workload& w) { w.knobs.set(Choice::CudaGraphs, cuda_graphs::kLayers); }},
     {"deepep", use_deepep},
@@ -621,7 +642,10 @@ void apply_knobs(const CalibrationRow& row, Workload& w) {
   // NeMo and Megatron-Bridge performance recipes turn on TE's userbuffer
   // TP overlap whenever TP > 1 (their tp_comm_overlap configs per model/TP).
   const bool nemo = name == "bridge" || name == "nemo";
-  if (nemo && w.plan.tp > 1 && w.knobs.sequence_parallel) w.knobs.tp_comm_overlap = true;
+  if (nemo && w.plan.tp > 1 && w.knobs.sequence_parallel) use_tp_overlap(w);
+  // Megatron-family launch scripts export CUDA_DEVICE_MAX_CONNECTIONS=1 (TP
+  // and CP overlap need it before Blackwell).
+  if (nemo || name == "megatron") w.knobs.set(Choice::MaxConnections, max_connections::k1);
   const std::string text = to_lower(row.notes + " | " + row.precision);
   for (const auto& k : kKnobs) {
     if (contains(text, k.needle)) k.apply(w);
@@ -839,10 +863,15 @@ nlohmann::json to_json(const CalibrationResult& r) {
 
 std::optional<double> simulator_predictor(const Workload& w, std::string& reason) {
   Prediction p = predict(w);
-  for (const char* granularity : {"selective", "full"}) {
+  // Megatron's memory-saving selective recompute (core attention and the
+  // MLP intermediates), then full recompute.
+  const std::pair<const char*, unsigned> retries[] = {
+      {"selective", recompute_module::kCoreAttn | recompute_module::kMlp}, {"full", recompute_module::kCoreAttn}};
+  for (const auto& [granularity, modules] : retries) {
     if (p.failure != "oom" || !w.knobs.recompute_unstated) break;
     Workload again = w;
     again.knobs.recompute_granularity = granularity;
+    again.knobs.recompute_modules = modules;
     again.plan.recompute = granularity;
     p = predict(again);
   }

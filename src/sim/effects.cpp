@@ -13,7 +13,7 @@ namespace {
 constexpr std::array<std::string_view, kTermCount> kTermNames = {
     "gemm",         "expert_gemm",    "attention",     "memory_bound",      "launch",       "recompute",
     "tp_comm",      "tp_hide",        "cp_comm",       "cp_hide",           "ep_comm",      "offload",
-    "dp_comm",      "dp_tail",        "dp_hide",       "pp_comm",           "bubble",       "optimizer",
+    "dp_comm",      "dp_tail",        "dp_hide",       "dp_reduce_hide",    "dp_gather_hide", "pp_comm",           "bubble",       "optimizer",
     "data",         "other",          "step",          "memory_states",     "memory_activations",
     "memory_transient", "memory_fragmentation", "memory_overhead", "memory_graphs", "memory_buffers",
     "memory_scores", "memory",
@@ -23,8 +23,7 @@ constexpr std::array<std::string_view, kPropertyCount - kChoiceCount> kPropertyN
     "tp",          "pp",        "vp",           "cp",         "ep",
     "etp",         "dp",        "mbs",          "micro_batches", "nodes",
     "world",       "recompute", "recompute_layers", "sequence_parallel", "distributed_optimizer",
-    "zero_stage",  "reshard_after_forward", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
-    "fp8",         "offload",   "ep_nodes",     "cross_node_dp", "moe",
+    "zero_stage",  "reshard_after_forward", "fp8", "offload", "ep_nodes",     "cross_node_dp", "moe",
 };
 
 long long ep_nodes(const Workload& w) {
@@ -50,7 +49,9 @@ const std::vector<std::string_view>& term_names() {
   return v;
 }
 
-bool is_benefit(Term t) { return t == Term::TpHide || t == Term::CpHide || t == Term::DpHide; }
+bool is_benefit(Term t) {
+  return t == Term::TpHide || t == Term::CpHide || t == Term::DpHide || t == Term::DpReduceHide || t == Term::DpGatherHide;
+}
 
 std::string_view property_name(Property p) {
   const auto i = static_cast<std::size_t>(p);
@@ -89,9 +90,6 @@ long long property_value(const Workload& w, Property p) {
     case Property::DistributedOptimizer: return k.distributed_optimizer;
     case Property::ZeroStage: return k.zero_stage;
     case Property::ReshardAfterForward: return k.reshard_after_forward;
-    case Property::OverlapGradReduce: return k.overlap_grad_reduce;
-    case Property::OverlapParamGather: return k.overlap_param_gather;
-    case Property::TpCommOverlap: return k.tp_comm_overlap;
     case Property::Fp8: return k.fp8;
     case Property::Offload: return k.offload_layers != 0 || k.param_offload;
     case Property::EpNodes: return ep_nodes(w);

@@ -44,6 +44,9 @@ const std::vector<GpuSystem>& gpu_systems() {
 }
 
 const GpuSystem* find_gpu_system(std::string_view id) {
+  for (const auto& g : gpu_systems()) {
+    if (g.id == id) return &g;  // the common case, without a copy (searches call this per setting)
+  }
   std::string key(id);
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char ch) { return std::tolower(ch); });
   for (const auto& g : gpu_systems()) {

@@ -27,6 +27,9 @@ const std::array<ChoiceDef, kChoiceCount>& defs() {
       {"dispatcher", {"alltoall", "allgather", "deepep"}, dispatcher::kAllToAll},
       {"cp_comm", {"p2p", "all_gather", "a2a"}, cp_comm::kP2p},
       {"expandable_segments", {"off", "on"}, 0},
+      {"overlap_grad_reduce", {"false", "true"}, 1},
+      {"overlap_param_gather", {"false", "true"}, 1},
+      {"tp_comm_overlap", {"false", "true"}, 0},
   }};
   return d;
 }

@@ -55,7 +55,7 @@ class TopK {
   }
 
   void offer(RankedWorkload r, double score) {
-    heap_.push_back({std::move(r), score});
+    heap_.push_back({std::move(r), score, next_order_++});
     std::push_heap(heap_.begin(), heap_.end(), worse_first);
     if (heap_.size() > keep_) {
       std::pop_heap(heap_.begin(), heap_.end(), worse_first);
@@ -64,7 +64,10 @@ class TopK {
   }
 
   std::vector<RankedWorkload> sorted() && {
-    std::sort(heap_.begin(), heap_.end(), [](const Entry& a, const Entry& b) { return a.score > b.score; });
+    // Ties go to the setting found first (fewer, simpler changes come first).
+    std::stable_sort(heap_.begin(), heap_.end(), [](const Entry& a, const Entry& b) {
+      return a.score > b.score || (a.score == b.score && a.order < b.order);
+    });
     std::vector<RankedWorkload> out;
     for (auto& e : heap_) out.push_back(std::move(e.workload));
     return out;
@@ -74,9 +77,13 @@ class TopK {
   struct Entry {
     RankedWorkload workload;
     double score;
+    long long order;
   };
-  static bool worse_first(const Entry& a, const Entry& b) { return a.score > b.score; }
+  static bool worse_first(const Entry& a, const Entry& b) {
+    return a.score > b.score || (a.score == b.score && a.order < b.order);
+  }
   std::size_t keep_;
+  long long next_order_ = 0;
   std::vector<Entry> heap_;
 };
 
@@ -104,7 +111,7 @@ std::vector<Layout> legal_layouts(const Workload& base, const SearchSpace& s) {
         const std::vector<int> vps = pp > 1 ? values(s.vp, divisors_up_to(m.layers / pp, s.max_vp), b.vp, s.refused_vp) : std::vector<int>{1};
         const std::vector<int> eps = m.is_moe() ? values(s.ep, divisors_up_to(m.experts, tp * cp * dp), b.ep, s.refused_ep) : std::vector<int>{1};
         // Expert TP: Megatron's follows TP unless set; the search tries 1 and TP.
-        std::vector<int> etps = {etp_follows_tp ? tp : b.etp};
+        std::vector<int> etps = {etp_follows_tp && m.is_moe() ? tp : b.etp};
         if (s.etp && m.is_moe()) {
           for (int e : {1, tp}) {
             if (!contains_value(etps, e)) etps.push_back(e);
@@ -132,7 +139,7 @@ std::vector<Layout> legal_layouts(const Workload& base, const SearchSpace& s) {
 struct Core {
   Layout layout;
   std::uint8_t recompute = 0, offload = 0, zero = 0;
-  bool sp = false, tpo = false, dopt = false, ogr = false, opg = false, reshard = false, fp8 = false;
+  bool sp = false, dopt = false, reshard = false, fp8 = false;
   double bound = 0;  // the best score any of its choice settings can reach
   int changes = 0;
 };
@@ -160,17 +167,14 @@ struct Lists {
   std::vector<int> offload, zero;
 };
 
+// Sets every field a core varies (`w` starts as a copy of the base).
 void apply_core(const Workload& base, const Lists& lists, const Core& c, Workload& w) {
-  w = base;
   apply_layout(base, c.layout, w);
   apply(lists.recompute[c.recompute], w);
   w.knobs.offload_layers = lists.offload[c.offload];
   w.knobs.zero_stage = lists.zero[c.zero];
   w.knobs.sequence_parallel = c.sp;
-  w.knobs.tp_comm_overlap = c.tpo;
   w.knobs.distributed_optimizer = c.dopt;
-  w.knobs.overlap_grad_reduce = c.ogr;
-  w.knobs.overlap_param_gather = c.opg;
   w.knobs.reshard_after_forward = c.reshard;
   w.knobs.fp8 = c.fp8;
 }
@@ -192,22 +196,13 @@ void for_each_core(const Workload& base, const SearchSpace& s, const Lists& list
         const int zero = lists.zero[z];
         for (bool sp : toggles(s.sequence_parallel && tp, k.sequence_parallel)) {
           c.sp = sp;
-          for (bool tco : toggles(s.tp_comm_overlap && tp && sp, k.tp_comm_overlap)) {
-            c.tpo = tco && (sp || !tp);
-            for (bool dopt : toggles(s.distributed_optimizer && zero == 0, k.distributed_optimizer)) {
-              c.dopt = dopt;
-              for (bool ogr : toggles(s.overlap_grad_reduce && zero < 2, k.overlap_grad_reduce)) {
-                c.ogr = ogr;
-                for (bool opg : toggles(s.overlap_param_gather && zero < 2 && (dopt || zero > 0), k.overlap_param_gather)) {
-                  c.opg = opg;
-                  for (bool rs : toggles(s.reshard_after_forward && zero >= 3, k.reshard_after_forward)) {
-                    c.reshard = rs;
-                    for (bool fp8 : toggles(s.fp8 && !k.fp8, k.fp8)) {
-                      c.fp8 = fp8;
-                      visit(c);
-                    }
-                  }
-                }
+          for (bool dopt : toggles(s.distributed_optimizer && zero == 0, k.distributed_optimizer)) {
+            c.dopt = dopt;
+            for (bool rs : toggles(s.reshard_after_forward && zero >= 3, k.reshard_after_forward)) {
+              c.reshard = rs;
+              for (bool fp8 : toggles(s.fp8 && !k.fp8, k.fp8)) {
+                c.fp8 = fp8;
+                visit(c);
               }
             }
           }
@@ -317,7 +312,7 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
   std::vector<Workload> out;
   const auto& b = base.plan;
   const int node = std::max(1, b.gpus_per_node);
-  const bool etp_follows_tp = b.etp == b.tp && !s.etp;
+  const bool etp_follows_tp = b.etp == b.tp && !s.etp && base.model.is_moe();
   auto layout_move = [&](int recipe::Plan::*field, const std::vector<int>& candidates) {
     for (int v : candidates) {
       if (v == from.plan.*field) continue;
@@ -325,6 +320,8 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
       p.*field = v;
       if (p.pp == 1) p.vp = 1;
       if (etp_follows_tp) p.etp = p.tp;
+      const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
+      if (mp <= 0 || p.world % mp != 0) continue;
       Workload w = from;
       apply_layout(base, {p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.mbs}, w);
       if (valid_layout(w)) out.push_back(std::move(w));
@@ -359,15 +356,11 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
     if (!searched) return;
     Workload w = from;
     w.knobs.*field = !(w.knobs.*field);
-    if (w.knobs.tp_comm_overlap && w.plan.tp > 1 && !w.knobs.sequence_parallel) return;
     out.push_back(std::move(w));
   };
   const bool tp = from.plan.tp > 1;
   flip(s.sequence_parallel && tp, &Knobs::sequence_parallel);
-  flip(s.tp_comm_overlap && tp, &Knobs::tp_comm_overlap);
   flip(s.distributed_optimizer && from.knobs.zero_stage == 0, &Knobs::distributed_optimizer);
-  flip(s.overlap_grad_reduce, &Knobs::overlap_grad_reduce);
-  flip(s.overlap_param_gather, &Knobs::overlap_param_gather);
   flip(s.reshard_after_forward && from.knobs.zero_stage >= 3, &Knobs::reshard_after_forward);
   flip(s.fp8, &Knobs::fp8);
   for (std::size_t c = 0; c < kChoiceCount; ++c) {
@@ -394,9 +387,6 @@ SearchSpace search_space(const SpellableLevers& l) {
   s.sequence_parallel = l.sequence_parallel;
   s.distributed_optimizer = l.distributed_optimizer;
   s.reshard_after_forward = l.reshard_after_forward;
-  s.overlap_grad_reduce = l.overlap_grad_reduce;
-  s.overlap_param_gather = l.overlap_param_gather;
-  s.tp_comm_overlap = l.tp_comm_overlap;
   s.fp8 = l.fp8;
   s.etp = l.etp;
   s.choices = l.choices;
@@ -415,10 +405,11 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
   std::vector<Core> cores;
   Workload w = base;
   double safe_gib = 0;
+  StepParts parts;
   for (const Layout& l : legal_layouts(base, space)) {
     for_each_core(base, space, lists, l, [&](Core& c) {
       apply_core(base, lists, c, w);
-      const StepParts parts = step_parts(w, pert, false);
+      step_parts(w, pert, false, parts);
       if (!parts.failure.empty()) return;
       ++result.cores;
       result.settings += per_core;
@@ -429,12 +420,12 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
     });
   }
   // Pass 2: best bound first, until no bound beats what is kept.
-  std::sort(cores.begin(), cores.end(), [](const Core& a, const Core& b) { return a.bound > b.bound; });
+  std::stable_sort(cores.begin(), cores.end(), [](const Core& a, const Core& b) { return a.bound > b.bound; });
   for (const Core& c : cores) {
     if (c.bound <= top.threshold()) break;
     ++result.cores_explored;
     apply_core(base, lists, c, w);
-    const StepParts parts = step_parts(w, pert, false);
+    step_parts(w, pert, false, parts);
     choices.explore(parts, w, c.changes, safe_gib);
   }
   result.best = std::move(top).sorted();

@@ -179,6 +179,9 @@ StateBytes state_bytes(Sharding mode, double shard_ranks, double weight_bytes, b
 
 Recompute recompute_mode(const Knobs& k, const recipe::Plan& p) {
   const std::string_view knob = k.recompute_granularity;
+  // The simulator's own words first (searches ask millions of times).
+  if (knob == "full") return Recompute::kFull;
+  if (knob == "selective") return Recompute::kSelective;
   const std::string_view g = knob.empty() || knob == "none" ? std::string_view(p.recompute) : knob;
   if (contains_lower(g, "selective")) return Recompute::kSelective;
   if (contains_lower(g, "full") || contains_lower(g, "block") || contains_lower(g, "uniform") ||

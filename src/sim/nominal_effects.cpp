@@ -20,9 +20,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // run (TE's flash backend takes FA3 on Hopper when it is installed);
 // FA3 is Hopper-only; FlexAttention ~85% of FA2; the unfused math path is
 // bound by the s^2 score traffic.
-double attention_efficiency(std::uint8_t kernel, const GpuSystem& g) {
-  const bool hopper = g.id == "h100" || g.id == "h200" || g.id == "h100-96gb";
-  const bool blackwell = g.id == "b200" || g.id == "gb200";
+double attention_efficiency(std::uint8_t kernel, bool hopper, bool blackwell) {
   switch (kernel) {
     case attention::kFused: return 0.5;
     case attention::kFlash: return hopper ? 0.45 : blackwell ? 0.3 : 0.5;
@@ -57,15 +55,16 @@ constexpr double kExpandableFragmentation = 0.3;
 // collective), and FSDP wants concurrent streams (1 serialises them).
 constexpr double kUnorderedTpHide = 0.4, kUnorderedCpHide = 0.5, kSerialisedFsdpHide = 0.6;
 
-void add(StepParts& parts, Choice c, std::initializer_list<std::uint8_t> values, Term t, double factor) {
+inline void add(StepParts& parts, Choice c, std::initializer_list<std::uint8_t> values, Term t, double factor) {
   if (factor == 1) return;
-  ChoiceEffect e;
+  std::uint32_t mask = 0;
+  for (std::uint8_t v : values) mask |= 1u << v;
+  ChoiceEffect& e = parts.effects.emplace_back();
   e.term = t;
   e.factor = factor;
   e.conditions = 1;
   e.choice[0] = static_cast<std::uint8_t>(c);
-  for (std::uint8_t v : values) e.allowed[0] |= 1u << v;
-  parts.effects.push_back(e);
+  e.allowed[0] = mask;
 }
 
 void fail(StepParts& parts, Choice c, std::initializer_list<std::uint8_t> values, FailureKind kind, std::string message) {
@@ -82,11 +81,12 @@ bool hopper_or_older(const GpuSystem& g) { return !(g.id == "b200" || g.id == "g
 
 void attention_effects(const Workload& w, const NominalInputs& in, StepParts& parts, bool with_messages) {
   const GpuSystem& g = in.sh.g;
+  const bool hopper = g.id == "h100" || g.id == "h200" || g.id == "h100-96gb";
+  const bool blackwell = g.id == "b200" || g.id == "gb200";
   for (std::uint8_t k = 0; k < choice_values(Choice::Attention).size(); ++k)
-    add(parts, Choice::Attention, {k}, Term::Attention, 1 / attention_efficiency(k, g));
+    add(parts, Choice::Attention, {k}, Term::Attention, 1 / attention_efficiency(k, hopper, blackwell));
   add(parts, Choice::Attention, {attention::kFused, attention::kFlash, attention::kFlash3, attention::kSdpa, attention::kFlex},
       Term::MemScores, 0.0);
-  const bool hopper = g.id == "h100" || g.id == "h200" || g.id == "h100-96gb";
   if (!hopper)
     fail(parts, Choice::Attention, {attention::kFlash3}, FailureKind::ImportError,
          with_messages ? "ImportError: FlashAttention-3 (flash_attn_3) is built for Hopper (sm90) only; this GPU is " +
@@ -127,8 +127,8 @@ double proto_factor(std::uint8_t proto, double bytes, bool cross) {
 }
 
 // Forced channel counts: few channels cannot fill the links on large
-// messages; many take SMs from overlapped compute (Calculon charges 15% of
-// compute while NVLink communication overlaps, §1.3).
+// messages; more than NCCL picks helps a little across nodes. (What they
+// take from overlapped compute in SMs is below what a measurement resolves.)
 double channel_factor(std::uint8_t channels, double bytes, bool cross) {
   switch (channels) {
     case nccl_channels::k4: return bytes > 16 * kMiB ? 1.4 : bytes > kMiB ? 1.2 : 1.0;
@@ -200,10 +200,6 @@ void nccl_effects(const Workload& w, const NominalInputs& in, StepParts& parts) 
     for (std::uint8_t v : {nccl_channels::k4, nccl_channels::k16, nccl_channels::k32})
       add(parts, Choice::NcclChannels, {v}, u.term, channel_factor(v, u.bytes, u.cross));
   }
-  add(parts, Choice::NcclChannels, {nccl_channels::k32}, Term::Gemm, 1.01);
-  add(parts, Choice::NcclChannels, {nccl_channels::k32}, Term::ExpertGemm, 1.01);
-  add(parts, Choice::NcclChannels, {nccl_channels::k4}, Term::Gemm, 0.995);
-  add(parts, Choice::NcclChannels, {nccl_channels::k4}, Term::ExpertGemm, 0.995);
 }
 
 // Bucket size: smaller buckets reach less bandwidth (NCCL's size curve,
@@ -221,7 +217,7 @@ void bucket_effects(const Workload& w, const NominalInputs& in, StepParts& parts
 void connection_effects(const Workload& w, const NominalInputs& in, StepParts& parts) {
   if (!hopper_or_older(in.sh.g)) return;
   const std::initializer_list<std::uint8_t> unordered = {max_connections::kUnset, max_connections::k32};
-  if (parts.tp_overlap) add(parts, Choice::MaxConnections, unordered, Term::TpHide, kUnorderedTpHide);
+  if (w.plan.tp > 1) add(parts, Choice::MaxConnections, unordered, Term::TpHide, kUnorderedTpHide);
   if (w.plan.cp > 1) add(parts, Choice::MaxConnections, unordered, Term::CpHide, kUnorderedCpHide);
   if (w.knobs.zero_stage >= 2) add(parts, Choice::MaxConnections, {max_connections::k1}, Term::DpHide, kSerialisedFsdpHide);
 }
@@ -272,7 +268,22 @@ void cp_effects(const Workload& w, const NominalInputs& in, StepParts& parts, bo
 
 }  // namespace
 
+// The overlap flags: off, the collectives they would hide stay exposed.
+// Megatron refuses TP overlap without sequence parallelism.
+void overlap_effects(const Workload& w, StepParts& parts, bool with_messages) {
+  add(parts, Choice::TpCommOverlap, {0}, Term::TpHide, 0.0);
+  add(parts, Choice::OverlapGradReduce, {0}, Term::DpReduceHide, 0.0);
+  add(parts, Choice::OverlapParamGather, {0}, Term::DpGatherHide, 0.0);
+  if (w.plan.tp > 1 && !w.knobs.sequence_parallel)
+    fail(parts, Choice::TpCommOverlap, {1}, FailureKind::InvalidArgument,
+         with_messages ? "AssertionError: Tensor parallel communication/GEMM overlap can happen only when sequence "
+                         "parallelism is enabled"
+                       : "");
+}
+
 void add_nominal_effects(const Workload& w, const NominalInputs& in, StepParts& parts, bool with_messages) {
+  parts.effects.reserve(96);
+  overlap_effects(w, parts, with_messages);
   attention_effects(w, in, parts, with_messages);
   compile_and_graph_effects(w, parts, with_messages, in.pert);
   nccl_effects(w, in, parts);

@@ -221,9 +221,6 @@ SearchSpace gated_space(const recipe::Recipe& r, const Workload& base, const gat
   s.sequence_parallel = toggle_allowed(r, gate, base, s.sequence_parallel, "sequence_parallel", &Knobs::sequence_parallel);
   s.distributed_optimizer = toggle_allowed(r, gate, base, s.distributed_optimizer, "distributed_optimizer", &Knobs::distributed_optimizer);
   s.reshard_after_forward = toggle_allowed(r, gate, base, s.reshard_after_forward, "fsdp_reshard_after_forward", &Knobs::reshard_after_forward);
-  s.overlap_grad_reduce = toggle_allowed(r, gate, base, s.overlap_grad_reduce, "overlap_grad_reduce", &Knobs::overlap_grad_reduce);
-  s.overlap_param_gather = toggle_allowed(r, gate, base, s.overlap_param_gather, "overlap_param_gather", &Knobs::overlap_param_gather);
-  s.tp_comm_overlap = toggle_allowed(r, gate, base, s.tp_comm_overlap, "tp_comm_overlap", &Knobs::tp_comm_overlap);
   for (std::size_t c = 0; c < kChoiceCount; ++c) {
     const auto choice = static_cast<Choice>(c);
     for (std::uint8_t v = 0; v < 32; ++v) {

@@ -116,7 +116,6 @@ std::optional<long long> integer(std::string_view t) {
 bool is_bool_property(Property p) {
   switch (p) {
     case Property::SequenceParallel: case Property::DistributedOptimizer: case Property::ReshardAfterForward:
-    case Property::OverlapGradReduce: case Property::OverlapParamGather: case Property::TpCommOverlap:
     case Property::Fp8: case Property::Offload: case Property::CrossNodeDp: case Property::Moe:
       return true;
     default:

@@ -431,6 +431,13 @@ Settings write_expandable(const Recipe& r, std::uint8_t v) {
   return env_setting(r, name.c_str(), out);
 }
 
+Settings write_tp_overlap(const Recipe& r, bool on) {
+  for (const char* lever : {"tp_comm_overlap", "enable_async_tensor_parallel"}) {
+    if (has_lever(r, lever)) return one(lever, switch_value(r, lever, on));
+  }
+  return std::nullopt;
+}
+
 Settings write_choice(const Recipe& r, const Workload& w, Choice c, std::uint8_t v) {
   switch (c) {
     case Choice::Attention: return write_attention(r, v);
@@ -456,6 +463,9 @@ Settings write_choice(const Recipe& r, const Workload& w, Choice c, std::uint8_t
     case Choice::Dispatcher: return write_dispatcher(r, v);
     case Choice::CpComm: return write_cp_comm(r, v);
     case Choice::Expandable: return write_expandable(r, v);
+    case Choice::OverlapGradReduce: return one("overlap_grad_reduce", switch_value(r, "overlap_grad_reduce", v == 1));
+    case Choice::OverlapParamGather: return one("overlap_param_gather", switch_value(r, "overlap_param_gather", v == 1));
+    case Choice::TpCommOverlap: return write_tp_overlap(r, v == 1);
   }
   return std::nullopt;
 }
@@ -561,12 +571,6 @@ std::optional<std::string> fp8_word(const Recipe& r, bool on) {
   return std::nullopt;
 }
 
-Settings write_tp_overlap(const Recipe& r, bool on) {
-  for (const char* lever : {"tp_comm_overlap", "enable_async_tensor_parallel"}) {
-    if (has_lever(r, lever)) return one(lever, switch_value(r, lever, on));
-  }
-  return std::nullopt;
-}
 
 // ---------------------------------------------------------------- the dimensions
 
@@ -611,11 +615,6 @@ std::vector<Dimension> make_dimensions() {
   d.push_back({"sharding", [](W w) { return fmt::format("zero-{}", w.knobs.zero_stage); },
                [](R r, W, W to) { return write_zero_stage(r, to.knobs.zero_stage); }});
   toggle("fsdp_reshard_after_forward", &Knobs::reshard_after_forward, write_reshard);
-  toggle("overlap_grad_reduce", &Knobs::overlap_grad_reduce,
-         [](R r, bool on) { return one("overlap_grad_reduce", switch_value(r, "overlap_grad_reduce", on)); });
-  toggle("overlap_param_gather", &Knobs::overlap_param_gather,
-         [](R r, bool on) { return one("overlap_param_gather", switch_value(r, "overlap_param_gather", on)); });
-  toggle("tp_comm_overlap", &Knobs::tp_comm_overlap, write_tp_overlap);
   toggle("fp8", &Knobs::fp8, [](R r, bool on) { return one("fp8", fp8_word(r, on)); });
   for (std::size_t i = 0; i < kChoiceCount; ++i) {
     const auto c = static_cast<Choice>(i);
@@ -664,10 +663,10 @@ Knobs read_knobs(const Recipe& r, const recipe::Plan& plan) {
     const std::string t = to_lower(v->str());
     k.distributed_optimizer = contains(t, "distributed") || v->as_bool().value_or(false);
   }
-  k.overlap_grad_reduce = flag(r, "overlap_grad_reduce").value_or(k.overlap_grad_reduce);
-  k.overlap_param_gather = flag(r, "overlap_param_gather").value_or(k.overlap_param_gather);
-  k.tp_comm_overlap =
-      flag(r, "tp_comm_overlap").value_or(false) || flag(r, "enable_async_tensor_parallel").value_or(false);
+  k.set(Choice::OverlapGradReduce, flag(r, "overlap_grad_reduce").value_or(k.overlap_grad_reduce()));
+  k.set(Choice::OverlapParamGather, flag(r, "overlap_param_gather").value_or(k.overlap_param_gather()));
+  k.set(Choice::TpCommOverlap,
+        flag(r, "tp_comm_overlap").value_or(false) || flag(r, "enable_async_tensor_parallel").value_or(false));
   k.fp8_param_gather = flag(r, "fp8_param_gather").value_or(false);
   const std::string precision = plan.precision;
   k.fp8 = contains(precision, "fp8") || flag(r, "fp8").value_or(false) || contains(text(r, "fp8"), "hybrid") ||
@@ -733,9 +732,6 @@ SpellableLevers spellable(const Recipe& r, const Workload& base) {
   s.sequence_parallel = switch_value(r, "sequence_parallel", !k.sequence_parallel).has_value();
   s.distributed_optimizer = k.zero_stage == 0 && switch_value(r, "distributed_optimizer", !k.distributed_optimizer).has_value();
   s.reshard_after_forward = write_reshard(r, !k.reshard_after_forward).has_value();
-  s.overlap_grad_reduce = switch_value(r, "overlap_grad_reduce", !k.overlap_grad_reduce).has_value();
-  s.overlap_param_gather = switch_value(r, "overlap_param_gather", !k.overlap_param_gather).has_value();
-  s.tp_comm_overlap = write_tp_overlap(r, !k.tp_comm_overlap).has_value();
   s.fp8 = !k.fp8 && fp8_word(r, true).has_value();
   s.etp = has_lever(r, "etp");
   for (std::size_t i = 0; i < kChoiceCount; ++i) {
@@ -769,8 +765,7 @@ int changed_dimensions(const Workload& a, const Workload& b) {
           (p.mbs != q.mbs) + !(recompute_of(k) == recompute_of(l)) + (k.offload_layers != l.offload_layers) +
           (k.sequence_parallel != l.sequence_parallel) + (k.distributed_optimizer != l.distributed_optimizer) +
           (k.zero_stage != l.zero_stage) + (k.reshard_after_forward != l.reshard_after_forward) +
-          (k.overlap_grad_reduce != l.overlap_grad_reduce) + (k.overlap_param_gather != l.overlap_param_gather) +
-          (k.tp_comm_overlap != l.tp_comm_overlap) + (k.fp8 != l.fp8);
+          (k.fp8 != l.fp8);
   for (std::size_t i = 0; i < kChoiceCount; ++i) n += k.choices[i] != l.choices[i];
   return n;
 }

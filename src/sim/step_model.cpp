@@ -208,12 +208,11 @@ double optimizer_time(const Shape& sh) {
   return hbm + offload;
 }
 
-// The step's data-parallel collectives: what the sharding mode sends, how
-// often, and what each can hide behind.
-std::vector<DpCollective> dp_collectives(const Shape& sh, const Perturbation& pert) {
-  std::vector<DpCollective> out;
+// The step's data-parallel collectives, appended to `out`: what the sharding
+// mode sends, how often, and what each can hide behind.
+void dp_collectives(const Shape& sh, const Perturbation& pert, std::vector<DpCollective>& out) {
   const int dp = sh.p.dp * sh.p.cp;  // gradients are reduced over DP x CP
-  if (dp <= 1) return out;
+  if (dp <= 1) return;
   const bool fsdp = sh.k.zero_stage >= 2;
   // HSDP: FSDP inside the shard group, gradients all-reduced across replicas.
   const int shard = fsdp && sh.p.dp_shard > 0 ? std::min(dp, sh.p.dp_shard * sh.p.cp) : dp;
@@ -230,8 +229,11 @@ std::vector<DpCollective> dp_collectives(const Shape& sh, const Perturbation& pe
   const double weight_bytes = sh.params * kBf16Bytes;
   const double micro = sh.micro;
   auto seconds = [&](Collective c, double bytes) { return collective_seconds(sh.g, c, bytes, shard, cross) / l; };
-  const int reduce_window = sh.k.overlap_grad_reduce || fsdp ? 2 : 0;
-  const int gather_window = sh.k.overlap_param_gather || fsdp ? 1 : 0;
+  // Reductions hide behind a backward, gathers behind a forward; under
+  // DDP and the distributed optimizer only when their overlap flag is on (a
+  // choice: the DpReduceHide / DpGatherHide terms), FSDP always prefetches.
+  const int reduce_window = 2;
+  const int gather_window = 1;
   if (!fsdp && !(sh.k.distributed_optimizer || sh.k.zero_stage == 1)) {
     out.push_back({seconds(Collective::AllReduce, grad_bytes), 1, reduce_window});
   } else if (!fsdp) {
@@ -256,7 +258,6 @@ std::vector<DpCollective> dp_collectives(const Shape& sh, const Perturbation& pe
     out.push_back({collective_seconds(sh.g, Collective::AllReduce, grad_bytes / shard, replicas, cross_r) / lr, 1,
                    reduce_window});
   }
-  return out;
 }
 
 std::string layout_error(const Workload& w) {
@@ -280,8 +281,6 @@ std::string layout_error(const Workload& w) {
   if (p.gbs % (static_cast<long long>(p.mbs) * p.dp) != 0)
     return "global batch size (" + std::to_string(p.gbs) + ") is not divisible by micro batch size (" +
            std::to_string(p.mbs) + ") times data parallel size (" + std::to_string(p.dp) + ")";
-  if (w.knobs.tp_comm_overlap && p.tp > 1 && !w.knobs.sequence_parallel)
-    return "Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled";
   return "";
 }
 
@@ -434,17 +433,28 @@ double offload_exposed(const Shape& sh, const StepParts& parts, const Workload& 
 
 StepParts step_parts(const Workload& w, const Perturbation& pert, bool with_messages) {
   StepParts parts;
+  step_parts(w, pert, with_messages, parts);
+  return parts;
+}
+
+void step_parts(const Workload& w, const Perturbation& pert, bool with_messages, StepParts& parts) {
+  parts.failure.clear();
+  parts.error.clear();
+  parts.effects.clear();
+  parts.failures.clear();
+  parts.dp.clear();
+  parts.recompute_gemm = parts.recompute_expert = parts.recompute_attention = parts.recompute_memory_bound = 0;
   const GpuSystem* g = find_gpu_system(w.plan.gpu);
   if (!g) {
     parts.failure = "invalid_argument";
     parts.error = "no GPU type '" + w.plan.gpu + "' in the simulator's catalog";
-    return parts;
+    return;
   }
   parts.hbm_gib = g->hbm_gib;
   if (std::string e = layout_error(w); !e.empty()) {
     parts.failure = "invalid_argument";
     parts.error = std::move(e);
-    return parts;
+    return;
   }
   const Shape sh = shape_of(w, *g, pert);
   const auto& p = w.plan;
@@ -454,8 +464,8 @@ StepParts step_parts(const Workload& w, const Perturbation& pert, bool with_mess
   add_compute(sh, pert, parts);
   const double tp_layer = tp_layer_comm(sh, pert);
   v[static_cast<int>(Term::TpComm)] = sh.layers_stage * tp_layer * (1 + kRecomputeTpShare * full_recompute_share(sh));
-  parts.tp_overlap = w.knobs.tp_comm_overlap && p.tp > 1;
-  v[static_cast<int>(Term::TpHide)] = parts.tp_overlap ? kTpOverlapHideShare * pert.tp_comm_overlap : 0;
+  // What TP overlap would hide; the overlap flag (a choice) turns it off.
+  v[static_cast<int>(Term::TpHide)] = p.tp > 1 ? kTpOverlapHideShare * pert.tp_comm_overlap : 0;
   parts.tp_gemm_share = kTpOverlapGemmShare * pert.tp_comm_overlap;
   v[static_cast<int>(Term::CpComm)] = cp_ring_comm(sh, pert);
   v[static_cast<int>(Term::CpHide)] = kCpHideShare;
@@ -464,10 +474,13 @@ StepParts step_parts(const Workload& w, const Perturbation& pert, bool with_mess
   const EpTimes ep = ep_layer_comm(sh, pert);
   v[static_cast<int>(Term::EpComm)] = moe_share * sh.layers_stage * ep.alltoall;
   v[static_cast<int>(Term::Offload)] = offload_exposed(sh, parts, w);
-  parts.dp = dp_collectives(sh, pert);
+  dp_collectives(sh, pert, parts.dp);
   v[static_cast<int>(Term::DpComm)] = 1;
   v[static_cast<int>(Term::DpTail)] = kDpTailShare;
   v[static_cast<int>(Term::DpHide)] = std::min(0.95, kDpHideShare * pert.dp_overlap);
+  v[static_cast<int>(Term::DpReduceHide)] = 1;
+  v[static_cast<int>(Term::DpGatherHide)] = 1;
+  parts.dp_flagged = w.knobs.zero_stage < 2;
   v[static_cast<int>(Term::PpComm)] = pp_comm(sh);
   v[static_cast<int>(Term::Bubble)] = p.pp > 1 ? (p.pp - 1.0) / std::max(1, p.vp) : 0;  // 1F1B fill and drain
   v[static_cast<int>(Term::Optimizer)] = optimizer_time(sh);
@@ -499,7 +512,6 @@ StepParts step_parts(const Workload& w, const Perturbation& pert, bool with_mess
   detail::add_nominal_effects(w, in, parts, with_messages);
   for (const Effect& e : pert.effects) resolve(e, w, parts.effects);
   for (const FailureRule& f : pert.failures) detail::add_failure_rule(f, w, parts);
-  return parts;
 }
 
 double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* out) {
@@ -514,8 +526,7 @@ double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* 
   const double memory_bound = at(Term::MemoryBound) + at(Term::Launch);
   const double tp = at(Term::TpComm);
   const double tp_hide = f[static_cast<int>(Term::TpHide)];
-  const double tp_hidden =
-      parts.tp_overlap ? std::min(at(Term::TpHide) * tp, parts.tp_gemm_share * tp_hide * compute) : 0;
+  const double tp_hidden = std::min(at(Term::TpHide) * tp, parts.tp_gemm_share * tp_hide * compute);
   const double tp_exposed = std::max(0.0, tp - tp_hidden);
   const double cp_exposed = std::max(0.0, at(Term::CpComm) - at(Term::CpHide) * attn);
   const double ep = at(Term::EpComm);
@@ -527,6 +538,8 @@ double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* 
   // behind their own; once-a-step ones share the last (or first) one's.
   const double dp_scale = f[static_cast<int>(Term::DpComm)];
   const double tail = at(Term::DpTail), hide = at(Term::DpHide);
+  const double window_hide[3] = {0, hide * (parts.dp_flagged ? f[static_cast<int>(Term::DpGatherHide)] : 1.0),
+                                 hide * (parts.dp_flagged ? f[static_cast<int>(Term::DpReduceHide)] : 1.0)};
   const double window_s[3] = {0, compute / 3, compute * 2 / 3};
   double per_mb_sum[3] = {0, 0, 0}, per_step_sum[3] = {0, 0, 0};
   const double micro = parts.micro;
@@ -535,11 +548,11 @@ double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* 
     if (c.count > 1.5) per_mb_sum[c.window] += s;
     else per_step_sum[c.window] += s * c.count;
   }
-  auto expose = [&](double s, double window) { return s <= 0 ? 0.0 : std::max(tail * s, s - hide * window); };
+  auto expose = [&](double s, double hidden) { return s <= 0 ? 0.0 : std::max(tail * s, s - hidden); };
   double dp = per_mb_sum[0] * micro + per_step_sum[0];
   for (int wnd = 1; wnd <= 2; ++wnd) {
-    dp += expose(per_mb_sum[wnd] + per_step_sum[wnd], window_s[wnd]) +
-          std::max(0.0, micro - 1) * expose(per_mb_sum[wnd], window_s[wnd]);
+    const double hidden = window_hide[wnd] * window_s[wnd];
+    dp += expose(per_mb_sum[wnd] + per_step_sum[wnd], hidden) + std::max(0.0, micro - 1) * expose(per_mb_sum[wnd], hidden);
   }
   const double bubble = at(Term::Bubble) * per_mb;
   const double pp = at(Term::PpComm), opt = at(Term::Optimizer), data = at(Term::Data), other = at(Term::Other);

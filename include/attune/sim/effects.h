@@ -41,6 +41,8 @@ enum class Term : std::uint8_t {
   DpComm,         // gradient reduce-scatter / all-reduce and parameter all-gather, before overlap
   DpTail,         // the last bucket, which nothing hides
   DpHide,         // share of the backward / forward the overlap hides them behind (a benefit)
+  DpReduceHide,   // whether gradient reductions overlap the backward (a benefit: 1 on, 0 off)
+  DpGatherHide,   // whether parameter gathers overlap the forward (a benefit: 1 on, 0 off)
   PpComm,         // pipeline send/recv
   Bubble,         // pipeline fill and drain (a scale on it)
   Optimizer,      // the optimizer step
@@ -58,7 +60,7 @@ enum class Term : std::uint8_t {
   MemScores,      // s^2 attention scores of an unfused kernel
   Memory,         // all of memory (a scale on it)
 };
-inline constexpr std::size_t kTermCount = 30;
+inline constexpr std::size_t kTermCount = 32;
 
 std::string_view term_name(Term t);
 std::optional<Term> term_by_name(std::string_view name);
@@ -74,13 +76,12 @@ enum class Property : std::uint8_t {
   Tp = kChoiceCount, Pp, Vp, Cp, Ep, Etp, Dp, Mbs, Micro, Nodes, World,
   Recompute,       // 0 none, 1 selective, 2 full
   RecomputeLayers, // full recompute: layers per stage (0 = all)
-  SequenceParallel, DistributedOptimizer, ZeroStage, ReshardAfterForward,
-  OverlapGradReduce, OverlapParamGather, TpCommOverlap, Fp8, Offload,
+  SequenceParallel, DistributedOptimizer, ZeroStage, ReshardAfterForward, Fp8, Offload,
   EpNodes,         // nodes one EP group spans
   CrossNodeDp,     // 1 when the data-parallel group leaves the node
   Moe,             // 1 for a mixture-of-experts model
 };
-inline constexpr std::size_t kPropertyCount = kChoiceCount + 25;
+inline constexpr std::size_t kPropertyCount = kChoiceCount + 22;
 
 std::string_view property_name(Property p);
 std::optional<Property> property_by_name(std::string_view name);

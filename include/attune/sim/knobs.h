@@ -1,10 +1,10 @@
 // Knobs: the levers beyond the layout that the simulator reads, in its own
 // vocabulary (every framework's spelling maps onto it: recipe_knobs.h).
 // Two kinds:
-//  - structural levers (recompute, offload, sharding, overlap flags, FP8),
-//    fields the step and memory models compute with;
+//  - structural levers (recompute, offload, sharding, sequence parallel, the
+//    distributed optimizer, FP8), fields the step and memory models compute with;
 //  - choices (attention kernel, compile, CUDA graphs, NCCL settings, bucket
-//    size, data-loader workers, MoE dispatcher, ...), small enumerations whose
+//    size, data-loader workers, MoE dispatcher, the overlap flags, ...), small enumerations whose
 //    every effect is a factor on a part of the step or of memory
 //    (effects.h). The search bounds what a choice it has not fixed yet can
 //    still gain from those factors, which is what makes it exact.
@@ -33,8 +33,11 @@ enum class Choice : std::uint8_t {
   Dispatcher,      // MoE token dispatcher
   CpComm,          // context-parallel attention communication
   Expandable,      // PyTorch allocator expandable segments
+  OverlapGradReduce,   // DP gradient reduction overlapped with the backward
+  OverlapParamGather,  // DP parameter gather overlapped with the forward
+  TpCommOverlap,       // TP collectives overlapped with GEMMs (userbuffers, async TP)
 };
-inline constexpr std::size_t kChoiceCount = 13;
+inline constexpr std::size_t kChoiceCount = 16;
 
 // Values of each choice (indices into choice_values()).
 namespace attention {
@@ -91,9 +94,6 @@ struct Knobs {
   bool grads_fp32 = false;              // fp32 gradient buffer (grad_reduce_in_fp32); performance recipes keep bf16
   int zero_stage = 0;                   // 0 none, 1 optimizer, 2 +grads, 3 +params (FSDP full shard)
   bool reshard_after_forward = true;    // FSDP: gathered weights freed after forward (false: kept until backward)
-  bool overlap_grad_reduce = true;      // DP reduce-scatter overlapped with backward
-  bool overlap_param_gather = true;     // DP all-gather overlapped with forward
-  bool tp_comm_overlap = false;         // TP collectives overlapped with GEMMs (userbuffers, async TP)
   bool per_op_selective = false;        // torchtitan's per-op SAC: every other matmul recomputed, attention kept
   std::string recompute_granularity = "none";  // none | selective | full
   int recompute_num_layers = 0;         // full recompute: layers per stage recomputed (0 = all)
@@ -123,6 +123,9 @@ struct Knobs {
   bool cuda_graphs() const { return get(Choice::CudaGraphs) != cuda_graphs::kNone; }
   bool deepep() const { return get(Choice::Dispatcher) == dispatcher::kDeepEp; }
   bool expandable_segments() const { return get(Choice::Expandable) == 1; }
+  bool overlap_grad_reduce() const { return get(Choice::OverlapGradReduce) == 1; }
+  bool overlap_param_gather() const { return get(Choice::OverlapParamGather) == 1; }
+  bool tp_comm_overlap() const { return get(Choice::TpCommOverlap) == 1; }
 
   static std::array<std::uint8_t, kChoiceCount> default_choices();
 };

@@ -45,8 +45,7 @@ struct SearchSpace {
   std::vector<RecomputeSetting> recompute;
   std::vector<int> offload_layers;
   std::vector<int> zero_stage;
-  bool sequence_parallel = true, distributed_optimizer = true, reshard_after_forward = false,
-       overlap_grad_reduce = true, overlap_param_gather = true, tp_comm_overlap = true;
+  bool sequence_parallel = true, distributed_optimizer = true, reshard_after_forward = false;
   bool fp8 = false;     // numerics: only when the user allows it
   // Choices: bit v set = value v may be tried (the base's value always is).
   std::array<std::uint32_t, kChoiceCount> choices{};

@@ -47,8 +47,7 @@ struct SpellableLevers {
   std::vector<RecomputeSetting> recompute;
   std::vector<int> offload_layers;
   std::vector<int> zero_stage;
-  bool sequence_parallel = false, distributed_optimizer = false, reshard_after_forward = false,
-       overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false, fp8 = false, etp = false;
+  bool sequence_parallel = false, distributed_optimizer = false, reshard_after_forward = false, fp8 = false, etp = false;
   std::array<std::uint32_t, kChoiceCount> choices{};  // bit v: value v can be written (the base value always)
 };
 

@@ -63,8 +63,8 @@ struct StepParts {
   double micro = 1;             // micro-batches per step per pipeline
   // Recompute: seconds of one micro-batch's extra forward, by the term whose factor they follow.
   double recompute_gemm = 0, recompute_expert = 0, recompute_attention = 0, recompute_memory_bound = 0;
-  bool tp_overlap = false;
-  double tp_gemm_share = 0;     // TP overlap hides at most this share of the GEMM time
+  double tp_gemm_share = 0;     // TP overlap hides at most this share of the compute
+  bool dp_flagged = true;       // DP overlap follows the overlap flags (DDP, distributed optimizer), not FSDP's prefetch
   std::vector<DpCollective> dp; // the step's data-parallel collectives (DpComm factor, DpTail, DpHide)
   MemoryParts memory;
   std::vector<ChoiceEffect> effects;   // the simulator's own and the truth's, resolved for this setting
@@ -77,6 +77,8 @@ struct StepParts {
 
 // Detail::Full adds the failure messages the search does not need.
 StepParts step_parts(const Workload& w, const Perturbation& p, bool with_messages = true);
+// The same into `out`, reusing its buffers (searches take millions apart).
+void step_parts(const Workload& w, const Perturbation& p, bool with_messages, StepParts& out);
 
 // Seconds per step under these factors (and the breakdown when asked).
 double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* breakdown = nullptr);
