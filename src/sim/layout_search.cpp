@@ -111,7 +111,7 @@ std::vector<Layout> legal_layouts(const Workload& base, const SearchSpace& s) {
         const std::vector<int> vps = pp > 1 ? values(s.vp, divisors_up_to(m.layers / pp, s.max_vp), b.vp, s.refused_vp) : std::vector<int>{1};
         const std::vector<int> eps = m.is_moe() ? values(s.ep, divisors_up_to(m.experts, tp * cp * dp), b.ep, s.refused_ep) : std::vector<int>{1};
         // Expert TP: Megatron's follows TP unless set; the search tries 1 and TP.
-        std::vector<int> etps = {etp_follows_tp && m.is_moe() ? tp : b.etp};
+        std::vector<int> etps = {etp_follows_tp ? tp : b.etp};
         if (s.etp && m.is_moe()) {
           for (int e : {1, tp}) {
             if (!contains_value(etps, e)) etps.push_back(e);
@@ -122,6 +122,10 @@ std::vector<Layout> legal_layouts(const Workload& base, const SearchSpace& s) {
           for (int ep : eps) {
             for (int etp : etps) {
               if ((static_cast<long long>(tp) * cp * dp) % (static_cast<long long>(ep) * etp) != 0) continue;
+              if (s.mbs_follows_dp) {
+                if (b.gbs % dp == 0 && b.gbs / dp <= 1LL << 20) out.push_back({tp, pp, vp, cp, ep, etp, static_cast<int>(b.gbs / dp)});
+                continue;
+              }
               for (int mbs : values(s.mbs, powers_of_two_up_to(s.max_mbs), b.mbs, s.refused_mbs)) {
                 if (b.gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
                 out.push_back({tp, pp, vp, cp, ep, etp, mbs});
@@ -173,6 +177,9 @@ void apply_core(const Workload& base, const Lists& lists, const Core& c, Workloa
   apply(lists.recompute[c.recompute], w);
   w.knobs.offload_layers = lists.offload[c.offload];
   w.knobs.zero_stage = lists.zero[c.zero];
+  // FSDP's shard group exists only while parameters are sharded.
+  if (w.knobs.zero_stage < 3) w.plan.dp_shard = 0;
+  else if (w.plan.dp_shard <= 0) w.plan.dp_shard = w.plan.dp;
   w.knobs.sequence_parallel = c.sp;
   w.knobs.distributed_optimizer = c.dopt;
   w.knobs.reshard_after_forward = c.reshard;
@@ -312,7 +319,7 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
   std::vector<Workload> out;
   const auto& b = base.plan;
   const int node = std::max(1, b.gpus_per_node);
-  const bool etp_follows_tp = b.etp == b.tp && !s.etp && base.model.is_moe();
+  const bool etp_follows_tp = b.etp == b.tp && !s.etp;
   auto layout_move = [&](int recipe::Plan::*field, const std::vector<int>& candidates) {
     for (int v : candidates) {
       if (v == from.plan.*field) continue;
@@ -322,6 +329,11 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
       if (etp_follows_tp) p.etp = p.tp;
       const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
       if (mp <= 0 || p.world % mp != 0) continue;
+      if (s.mbs_follows_dp) {
+        const long long dp = p.world / mp;
+        if (p.gbs % dp != 0) continue;
+        p.mbs = static_cast<int>(p.gbs / dp);
+      }
       Workload w = from;
       apply_layout(base, {p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.mbs}, w);
       if (valid_layout(w)) out.push_back(std::move(w));
@@ -335,7 +347,7 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
     layout_move(&recipe::Plan::ep, values(s.ep, divisors_up_to(base.model.experts, b.world), b.ep, s.refused_ep));
     if (s.etp) layout_move(&recipe::Plan::etp, {1, from.plan.tp});
   }
-  layout_move(&recipe::Plan::mbs, values(s.mbs, powers_of_two_up_to(s.max_mbs), b.mbs, s.refused_mbs));
+  if (!s.mbs_follows_dp) layout_move(&recipe::Plan::mbs, values(s.mbs, powers_of_two_up_to(s.max_mbs), b.mbs, s.refused_mbs));
   for (const RecomputeSetting& r : s.recompute) {
     if (r == recompute_of(from.knobs)) continue;
     Workload w = from;

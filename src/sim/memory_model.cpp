@@ -150,7 +150,8 @@ double largest_layer_params(const recipe::ModelSpec& m, const recipe::Plan& p) {
 // ---- Model states -----------------------------------------------------------
 
 Sharding sharding_mode(const Knobs& k, const recipe::Plan& p) {
-  if (k.zero_stage >= 3 || p.dp_shard > 1) return Sharding::kFull;
+  // A plan's FSDP group means full sharding unless a stage below 3 says otherwise.
+  if (k.zero_stage >= 3 || (k.zero_stage == 0 && p.dp_shard > 1)) return Sharding::kFull;
   if (k.zero_stage == 2) return Sharding::kOptimizerAndGrads;
   if (k.zero_stage == 1 || k.distributed_optimizer) return Sharding::kOptimizer;
   return Sharding::kNone;

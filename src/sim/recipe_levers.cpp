@@ -71,8 +71,14 @@ unsigned module_bits(const recipe::Value& v) {
   if (v.kind == recipe::ValueKind::List) {
     for (const auto& i : v.items) names.push_back(to_lower(i.str()));
   } else {
-    for (auto& s : split(to_lower(v.str()), ',')) names.emplace_back(trim(s));
-    if (names.size() == 1) names = split(names.front(), ' ');
+    // "core_attn mlp" (argparse nargs), "[core_attn, mlp]", "core_attn,mlp"
+    std::string text = to_lower(v.str());
+    for (char& c : text) {
+      if (c == '[' || c == ']' || c == ',' || c == '"' || c == '\'') c = ' ';
+    }
+    for (auto& s : split(text, ' ')) {
+      if (!trim(s).empty()) names.emplace_back(trim(s));
+    }
   }
   for (const auto& n : names) {
     if (n == "core_attn") bits |= kCoreAttn;
@@ -472,16 +478,15 @@ Settings write_choice(const Recipe& r, const Workload& w, Choice c, std::uint8_t
 
 // ---- structural levers
 
+// Megatron's --recompute-modules takes its modules as separate words (nargs).
 std::string modules_text(unsigned modules) {
   using namespace recompute_module;
-  std::vector<std::string> names;
+  std::string out;
   for (auto [bit, name] : {std::pair{kCoreAttn, "core_attn"}, {kMlp, "mlp"}, {kMoeAct, "moe_act"},
                            {kLayerNorm, "layernorm"}, {kMlaUpProj, "mla_up_proj"}}) {
-    if (modules & bit) names.emplace_back(name);
+    if (modules & bit) out += (out.empty() ? "" : " ") + std::string(name);
   }
-  std::string out = "[";
-  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
-  return out + "]";
+  return out;
 }
 
 // The granularity as the recipe's recompute lever spells it.
@@ -517,7 +522,8 @@ Settings write_recompute(const Recipe& r, const RecomputeSetting& from, const Re
     if (r.framework() == Framework::Torchtitan) {
       if (has_lever(r, "selective_ac_option")) out.push_back({"selective_ac_option", "op"});
     } else if (to.modules != from.modules || (from.granularity != "selective" && to.modules != recompute_module::kCoreAttn)) {
-      if (!has_lever(r, "recompute_modules")) return std::nullopt;
+      // Only Megatron-LM takes the list as words; a YAML list (Bridge) is not written as text.
+      if (r.framework() != Framework::Megatron || !has_lever(r, "recompute_modules")) return std::nullopt;
       out.push_back({"recompute_modules", modules_text(to.modules)});
     }
   }
@@ -526,9 +532,9 @@ Settings write_recompute(const Recipe& r, const RecomputeSetting& from, const Re
 
 Settings write_offload(const Recipe& r, int layers) {
   switch (r.framework()) {
-    case Framework::Megatron:
-      return one("offload", has_lever(r, "offload") ? std::optional<std::string>(std::to_string(std::max(0, layers)))
-                                                     : std::nullopt);
+    case Framework::Megatron:  // layers per stage; Megatron offloads fewer than all
+      if (layers < 0 || !has_lever(r, "offload")) return std::nullopt;
+      return one("offload", std::to_string(layers));
     case Framework::Bridge: return one("offload", switch_value(r, "offload", layers != 0));
     case Framework::HyperPod:
       return r.dialect() == "smp" ? one("offload", switch_value(r, "offload", layers != 0)) : std::nullopt;
@@ -651,7 +657,8 @@ std::string describe(const RecomputeSetting& s) {
   if (s.granularity == "full" && s.layers < 0) return fmt::format("full (every {}th layer)", -s.layers);
   if (s.granularity == "selective" && s.modules != recompute_module::kCoreAttn) {
     std::string m = modules_text(s.modules);
-    return "selective (" + m.substr(1, m.size() - 2) + ")";
+    for (std::size_t at = m.find(' '); at != std::string::npos; at = m.find(' ', at + 2)) m.replace(at, 1, ", ");
+    return "selective (" + m + ")";
   }
   return s.granularity;
 }
@@ -749,6 +756,7 @@ std::vector<DimensionEdit> edits_between(const Recipe& r, const Workload& from, 
   for (const Dimension& d : dimensions()) {
     const std::string a = d.value(from), b = d.value(to);
     if (a == b) continue;
+    if (d.name == "etp" && !to.model.is_moe()) continue;  // no experts: nothing to shard
     Settings s = d.write(r, from, to);
     if (!s) throw InputError({r.config_path(), 0, 0}, d.name, "the recipe cannot spell " + d.name + " = " + b);
     out.push_back({d.name, a, b, std::move(*s)});
@@ -761,7 +769,7 @@ int changed_dimensions(const Workload& a, const Workload& b) {
   const auto& q = b.plan;
   const auto& k = a.knobs;
   const auto& l = b.knobs;
-  int n = (p.tp != q.tp) + (p.pp != q.pp) + (p.vp != q.vp) + (p.cp != q.cp) + (p.ep != q.ep) + (p.etp != q.etp) +
+  int n = (p.tp != q.tp) + (p.pp != q.pp) + (p.vp != q.vp) + (p.cp != q.cp) + (p.ep != q.ep) + (a.model.is_moe() && p.etp != q.etp) +
           (p.mbs != q.mbs) + !(recompute_of(k) == recompute_of(l)) + (k.offload_layers != l.offload_layers) +
           (k.sequence_parallel != l.sequence_parallel) + (k.distributed_optimizer != l.distributed_optimizer) +
           (k.zero_stage != l.zero_stage) + (k.reshard_after_forward != l.reshard_after_forward) +

@@ -37,6 +37,9 @@ struct SearchSpace {
   // Values the gate refuses on their own (Megatron's padded vocabulary moves
   // with TP, for one); the base value is always allowed.
   std::vector<int> refused_tp, refused_pp, refused_vp, refused_cp, refused_ep, refused_mbs;
+  // The micro batch follows the layout (no gradient accumulation: HyperPod
+  // SMP's global batch is the micro batch times the data-parallel size).
+  bool mbs_follows_dp = false;
   int max_mbs = 16;
   int max_pp = 32;
   int max_vp = 8;
