@@ -146,23 +146,31 @@ TermValues best_factors(const std::vector<ChoiceEffect>& effects, const std::arr
   f.fill(1.0);
   for (const ChoiceEffect& e : effects) {
     bool surely = true, maybe = true;
-    for (std::uint8_t i = 0; i < e.conditions && maybe; ++i) {
-      const std::uint8_t c = e.choice[i];
+    if (e.conditions == 1) {  // the common case, without the loop
+      const std::uint8_t c = e.choice[0];
       if ((fixed >> c) & 1u) {
-        maybe = (e.allowed[i] >> choices[c]) & 1u;
+        maybe = (e.allowed[0] >> choices[c]) & 1u;
       } else {
-        const std::uint32_t reachable = domain[c] & e.allowed[i];
+        const std::uint32_t reachable = domain[c] & e.allowed[0];
         maybe = reachable != 0;
-        surely = surely && reachable == domain[c];
+        surely = reachable == domain[c];
+      }
+    } else {
+      for (std::uint8_t i = 0; i < e.conditions && maybe; ++i) {
+        const std::uint8_t c = e.choice[i];
+        if ((fixed >> c) & 1u) {
+          maybe = (e.allowed[i] >> choices[c]) & 1u;
+        } else {
+          const std::uint32_t reachable = domain[c] & e.allowed[i];
+          maybe = reachable != 0;
+          surely = surely && reachable == domain[c];
+        }
       }
     }
     if (!maybe) continue;
-    const auto t = static_cast<std::size_t>(e.term);
-    if (surely) {
-      f[t] *= e.factor;
-    } else {
-      f[t] *= is_benefit(e.term) ? std::max(1.0, e.factor) : std::min(1.0, e.factor);
-    }
+    double& t = f[static_cast<std::size_t>(e.term)];
+    if (surely) t *= e.factor;
+    else if (is_benefit(e.term) ? e.factor > 1 : e.factor < 1) t *= e.factor;
   }
   return f;
 }

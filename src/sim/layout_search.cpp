@@ -163,7 +163,11 @@ void apply_layout(const Workload& base, const Layout& l, Workload& w) {
   w.plan.mbs = l.mbs;
   w.plan.dp = w.plan.world / (l.tp * l.pp * l.cp);
   w.plan.grad_accum = w.plan.gbs / (static_cast<long long>(l.mbs) * w.plan.dp);
-  if (base.plan.dp_shard > 0) w.plan.dp_shard = base.plan.dp_shard == base.plan.dp ? w.plan.dp : std::min(base.plan.dp_shard, w.plan.dp);
+  // The sharding group keeps the base's replica count (HSDP: dp_replicate x dp_shard).
+  if (base.plan.dp_shard > 0) {
+    const int replicas = std::max(1, base.plan.dp / base.plan.dp_shard);
+    w.plan.dp_shard = std::max(1, w.plan.dp / replicas);
+  }
 }
 
 struct Lists {
@@ -177,9 +181,9 @@ void apply_core(const Workload& base, const Lists& lists, const Core& c, Workloa
   apply(lists.recompute[c.recompute], w);
   w.knobs.offload_layers = lists.offload[c.offload];
   w.knobs.zero_stage = lists.zero[c.zero];
-  // FSDP's shard group exists only while parameters are sharded.
-  if (w.knobs.zero_stage < 3) w.plan.dp_shard = 0;
-  else if (w.plan.dp_shard <= 0) w.plan.dp_shard = w.plan.dp;
+  // No sharding, no sharding group; full sharding needs one.
+  if (w.knobs.zero_stage == 0) w.plan.dp_shard = 0;
+  else if (w.knobs.zero_stage >= 3 && w.plan.dp_shard <= 0) w.plan.dp_shard = w.plan.dp;
   w.knobs.sequence_parallel = c.sp;
   w.knobs.distributed_optimizer = c.dopt;
   w.knobs.reshard_after_forward = c.reshard;

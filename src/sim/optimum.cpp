@@ -258,7 +258,9 @@ Optimum find_optimum(const recipe::Recipe& r, const gate::CorrectnessGate& gate,
     o.prior = reach(r, gate, nominal, o.baseline_workload, base_prior, prior_found, tried, prior_notes, prior_counts);
     o.prior_under_truth = predict(o.prior->workload, truth);
     const double best = o.best.prediction.tokens_per_s_per_gpu;
-    o.prior_regret = best > 0 && o.prior_under_truth.ok ? std::max(0.0, 1 - o.prior_under_truth.tokens_per_s_per_gpu / best) : 1.0;
+    // A setting that may OOM late under the truth is no answer: it fails runs.
+    const bool runs = o.prior_under_truth.ok && o.prior_under_truth.oom_risk == 0;
+    o.prior_regret = best > 0 && runs ? std::max(0.0, 1 - o.prior_under_truth.tokens_per_s_per_gpu / best) : 1.0;
   }
   if (options.greedy) o.greedy = greedy(o.baseline_workload, space, truth);
   for (std::size_t i = 0; i < notes.size(); ++i)
@@ -294,7 +296,10 @@ nlohmann::json to_json(const Optimum& o) {
     j["prior_optimum"] = {{"edits", edits_json(o.prior->edits)},
                           {"prior_tokens_per_s_per_gpu", o.prior->prediction.tokens_per_s_per_gpu},
                           {"true_tokens_per_s_per_gpu", o.prior_under_truth.ok ? o.prior_under_truth.tokens_per_s_per_gpu : 0.0},
-                          {"true_failure", o.prior_under_truth.ok ? nlohmann::json(nullptr) : nlohmann::json(o.prior_under_truth.failure)}};
+                          {"true_failure", !o.prior_under_truth.ok ? nlohmann::json(o.prior_under_truth.failure)
+                                           : o.prior_under_truth.oom_risk > 0 ? nlohmann::json("oom_risk")
+                                                                              : nlohmann::json(nullptr)},
+                          {"true_oom_risk", o.prior_under_truth.oom_risk}};
     j["prior_regret"] = o.prior_regret;
   }
   if (o.greedy) {

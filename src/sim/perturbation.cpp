@@ -224,7 +224,7 @@ Effect read_effect(const std::string& name, const YAML::Node& n, const std::stri
       e.term = *t;
       has_term = true;
     } else if (k == "factor") {
-      e.factor = number(name, kv.second, key + ".factor", 0, 100);
+      e.factor = number(name, kv.second, key + ".factor", 0, 1000);
       has_factor = true;
     } else if (k == "why") {
       e.why = yaml_scalar(name, kv.second, key + ".why");

@@ -414,19 +414,18 @@ double data_load_seconds(const Shape& sh) {
 }
 
 // Activation offload: the offloaded layers' saved activations go to the host
-// in the forward and come back in the backward, behind the compute.
-double offload_exposed(const Shape& sh, const StepParts& parts, const Workload& w) {
+// in the forward and come back in the backward (seconds of transfer, one
+// micro-batch), behind the share of the compute `hide_share` says.
+double offload_transfer(const Shape& sh, const Workload& w, double& hide_share) {
+  hide_share = 0;
   if (w.knobs.offload_layers == 0) return 0;
   const int layers = sh.layers_stage;
   const int off = w.knobs.offload_layers < 0 ? layers : std::min(w.knobs.offload_layers, layers);
   const memory::Recompute mode = memory::recompute_mode(w.knobs, w.plan);
   const double per_layer = memory::layer_activation_bytes(
       w, sh.m.is_moe(), mode == memory::Recompute::kFull ? memory::Recompute::kFull : mode);
-  const double transfer = 2 * off * per_layer / (sh.g.pcie_gbps * 1e9);
-  const TermValues& v = parts.value;
-  const double compute = v[static_cast<int>(Term::Gemm)] + v[static_cast<int>(Term::ExpertGemm)] +
-                         v[static_cast<int>(Term::Attention)];
-  return std::max(0.0, transfer - kOffloadHideShare * compute * off / std::max(1, layers));
+  hide_share = kOffloadHideShare * off / std::max(1, layers);
+  return 2 * off * per_layer / (sh.g.pcie_gbps * 1e9);
 }
 
 }  // namespace
@@ -444,6 +443,7 @@ void step_parts(const Workload& w, const Perturbation& pert, bool with_messages,
   parts.failures.clear();
   parts.dp.clear();
   parts.recompute_gemm = parts.recompute_expert = parts.recompute_attention = parts.recompute_memory_bound = 0;
+  parts.offload_hide_share = 0;
   const GpuSystem* g = find_gpu_system(w.plan.gpu);
   if (!g) {
     parts.failure = "invalid_argument";
@@ -473,7 +473,7 @@ void step_parts(const Workload& w, const Perturbation& pert, bool with_messages,
   const double moe_share = w.model.layers > 0 ? static_cast<double>(moe_layers) / w.model.layers : 0;
   const EpTimes ep = ep_layer_comm(sh, pert);
   v[static_cast<int>(Term::EpComm)] = moe_share * sh.layers_stage * ep.alltoall;
-  v[static_cast<int>(Term::Offload)] = offload_exposed(sh, parts, w);
+  v[static_cast<int>(Term::Offload)] = offload_transfer(sh, w, parts.offload_hide_share);
   dp_collectives(sh, pert, parts.dp);
   v[static_cast<int>(Term::DpComm)] = 1;
   v[static_cast<int>(Term::DpTail)] = kDpTailShare;
@@ -530,7 +530,7 @@ double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* 
   const double tp_exposed = std::max(0.0, tp - tp_hidden);
   const double cp_exposed = std::max(0.0, at(Term::CpComm) - at(Term::CpHide) * attn);
   const double ep = at(Term::EpComm);
-  const double offload = at(Term::Offload);
+  const double offload = std::max(0.0, at(Term::Offload) - parts.offload_hide_share * compute);
   const double per_mb = compute + recompute + memory_bound + tp_exposed + cp_exposed + ep + offload;
 
   // Data-parallel collectives, by the window they hide behind: the forward

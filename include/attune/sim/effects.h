@@ -36,7 +36,7 @@ enum class Term : std::uint8_t {
   CpComm,         // context-parallel K/V exchange
   CpHide,         // share of it hidden behind attention (a benefit)
   EpComm,         // MoE dispatch and combine
-  Offload,        // exposed activation-offload transfers
+  Offload,        // activation-offload transfers (before what the compute hides)
   // Seconds per optimizer step.
   DpComm,         // gradient reduce-scatter / all-reduce and parameter all-gather, before overlap
   DpTail,         // the last bucket, which nothing hides

@@ -65,6 +65,7 @@ struct StepParts {
   double recompute_gemm = 0, recompute_expert = 0, recompute_attention = 0, recompute_memory_bound = 0;
   double tp_gemm_share = 0;     // TP overlap hides at most this share of the compute
   bool dp_flagged = true;       // DP overlap follows the overlap flags (DDP, distributed optimizer), not FSDP's prefetch
+  double offload_hide_share = 0;  // activation offload's transfers hide behind this share of the compute
   std::vector<DpCollective> dp; // the step's data-parallel collectives (DpComm factor, DpTail, DpHide)
   MemoryParts memory;
   std::vector<ChoiceEffect> effects;   // the simulator's own and the truth's, resolved for this setting

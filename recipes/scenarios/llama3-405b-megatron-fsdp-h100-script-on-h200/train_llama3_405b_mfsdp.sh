@@ -23,7 +23,7 @@ DATA_PATH=${DATA_PATH:-/lustre/data/fineweb_edu/text_document}
 
 TP=8
 MBS=1
-GBS=512
+GBS=256
 SEQ_LEN=8192
 
 DISTRIBUTED_ARGS=(
