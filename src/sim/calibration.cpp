@@ -646,6 +646,12 @@ void apply_knobs(const CalibrationRow& row, Workload& w) {
   // Megatron-family launch scripts export CUDA_DEVICE_MAX_CONNECTIONS=1 (TP
   // and CP overlap need it before Blackwell).
   if (nemo || name == "megatron") w.knobs.set(Choice::MaxConnections, max_connections::k1);
+  // NeMo's and Megatron-Bridge's performance executors set NCCL_NVLS_ENABLE=0
+  // "to save memory" (NeMo scripts/performance executors.py, PERF_ENV_VARS).
+  if (nemo) w.knobs.set(Choice::Nvls, 1);
+  // Bridge's GB200/GB300 DeepSeek-V3 recipe family turns on the
+  // precision-aware optimizer (bf16 Adam moments).
+  if (contains(to_lower(row.recompute), "gb200/gb300 base config family")) w.knobs.bf16_moments = true;
   const std::string text = to_lower(row.notes + " | " + row.precision);
   for (const auto& k : kKnobs) {
     if (contains(text, k.needle)) k.apply(w);

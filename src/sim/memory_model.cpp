@@ -330,6 +330,8 @@ int nvls_communicator_count(const recipe::Plan& p) {
   return groups;
 }
 
+// Without NVLS: the context and the communicators (NVLS buffers are the
+// choice's effect).
 double fixed_overhead_bytes(const Workload& w) {
   const double gib = kCudaContextGiB + kNcclPerCommunicatorGiB * communicator_count(w.plan);
   return gib * kBytesPerGiB;
@@ -393,8 +395,13 @@ void add_model_states(const Workload& w, const memory::GpuParams& params, StageM
   // parameters' bf16 (Megatron's grad_reduce_in_fp32=False in the
   // performance recipes).
   const double gb = fp32 || w.knobs.grads_fp32 ? 4.0 : 2.0;
-  const memory::StateBytes dense = memory::state_bytes(mode, groups.dense, dense_wb, fp32, gb);
-  const memory::StateBytes expert = memory::state_bytes(mode, groups.expert, fp8_weights ? 1.0 : wb, fp32, gb);
+  memory::StateBytes dense = memory::state_bytes(mode, groups.dense, dense_wb, fp32, gb);
+  memory::StateBytes expert = memory::state_bytes(mode, groups.expert, fp8_weights ? 1.0 : wb, fp32, gb);
+  // Megatron's precision-aware optimizer keeps m and v in bf16: 8 of Adam's 12 bytes become 4.
+  if (w.knobs.bf16_moments && !fp32) {
+    dense.optimizer *= 8.0 / 12.0;
+    expert.optimizer *= 8.0 / 12.0;
+  }
 
   s.weights = params.dense * dense.weights + params.expert * expert.weights;
   s.grads = params.dense * dense.grads + params.expert * expert.grads;
@@ -624,8 +631,8 @@ MemoryFactors memory_factors_of(const Knobs& k) {
 MemoryBreakdown estimate_memory(const Workload& w, double hbm_gib, bool with_notes) {
   const MemoryParts parts = memory_parts(w);
   MemoryFactors f = memory_factors_of(w.knobs);
-  if (w.knobs.is(Choice::Nvls, 1) && parts.first.overhead > 0)
-    f.overhead = 1 - memory::nvls_buffer_bytes(w) / parts.first.overhead;
+  if (w.knobs.is(Choice::Nvls, 0) && parts.first.overhead > 0)
+    f.overhead = 1 + memory::nvls_buffer_bytes(w) / parts.first.overhead;
   return worst_stage(w, parts, f, hbm_gib, with_notes);
 }
 

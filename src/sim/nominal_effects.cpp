@@ -22,7 +22,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // bound by the s^2 score traffic.
 double attention_efficiency(std::uint8_t kernel, bool hopper, bool blackwell) {
   switch (kernel) {
-    case attention::kFused: return 0.5;
+    case attention::kFused: return 0.55;
     case attention::kFlash: return hopper ? 0.45 : blackwell ? 0.3 : 0.5;
     case attention::kFlash3: return 0.55;
     case attention::kSdpa: return 0.3;
@@ -46,8 +46,9 @@ constexpr double kEagerActivationFactor = 1.1;
 constexpr double kLayerGraphsResidual = 0.2, kMoeGraphsResidual = 0.6, kFullGraphsResidual = 0.05;
 constexpr double kFullGraphsMemory = 1.3;
 // NVLink SHARP all-reduce 480 GB/s against the ring's 370 on 8 GPUs (§1.3):
-// collectives inside a node run 1.3x longer without it.
-constexpr double kNoNvlsFactor = 480.0 / 370.0;
+// the collective model's NVLink figures are the ring's, so NVLS speeds up
+// collectives of more than two GPUs inside a node by 370/480.
+constexpr double kNvlsFactor = 370.0 / 480.0;
 // Expandable segments leave ~3% of the churn reserved instead of ~10%.
 constexpr double kExpandableFragmentation = 0.3;
 // CUDA_DEVICE_MAX_CONNECTIONS != 1 before Blackwell: TP/CP overlap loses its
@@ -65,6 +66,18 @@ inline void add(StepParts& parts, Choice c, std::initializer_list<std::uint8_t> 
   e.conditions = 1;
   e.choice[0] = static_cast<std::uint8_t>(c);
   e.allowed[0] = mask;
+}
+
+// An effect that needs two choices at given values.
+void add_pair(StepParts& parts, Choice a, std::uint8_t va, Choice b, std::uint8_t vb, Term t, double factor) {
+  ChoiceEffect& e = parts.effects.emplace_back();
+  e.term = t;
+  e.factor = factor;
+  e.conditions = 2;
+  e.choice[0] = static_cast<std::uint8_t>(a);
+  e.allowed[0] = 1u << va;
+  e.choice[1] = static_cast<std::uint8_t>(b);
+  e.allowed[1] = 1u << vb;
 }
 
 void fail(StepParts& parts, Choice c, std::initializer_list<std::uint8_t> values, FailureKind kind, std::string message) {
@@ -150,10 +163,15 @@ Collectives collectives_of(const Workload& w, const Shape& sh) {
   const int node = std::max(1, p.gpus_per_node);
   c.tp_bytes = sh.tok_mb * sh.m.hidden * kBf16Bytes;
   c.tp_cross = crosses_nodes(sh, 1, p.tp);
-  c.tp_nvls = p.tp > 2 && !c.tp_cross;
+  // NVLink SHARP needs third-generation NVSwitch (Hopper, Blackwell) and
+  // reduces in the switch: all-reduces gain (TP without sequence
+  // parallelism, plain DDP); the all-gathers and reduce-scatters of SP and
+  // sharded optimizers are modelled without it.
+  const bool nvls_capable = sh.g.id != "a100";
+  c.tp_nvls = nvls_capable && p.tp > 2 && !c.tp_cross && !sh.k.sequence_parallel;
   const long long dp = static_cast<long long>(p.dp) * p.cp;
   c.dp_cross = dp > 1 && static_cast<long long>(p.tp) * dp > node;
-  c.dp_nvls = dp > 2 && !c.dp_cross;
+  c.dp_nvls = nvls_capable && dp > 2 && !c.dp_cross && sh.k.zero_stage == 0 && !sh.k.distributed_optimizer;
   // Megatron's bucket: max(40M, 1M x DP) parameters (bf16 gradients).
   c.dp_bytes = std::max(40e6, 1e6 * static_cast<double>(dp)) * kBf16Bytes;
   const double tokens = sh.tok_mb / (sh.k.sequence_parallel ? p.tp : 1);
@@ -167,20 +185,20 @@ Collectives collectives_of(const Workload& w, const Shape& sh) {
 void nccl_effects(const Workload& w, const NominalInputs& in, StepParts& parts) {
   const Collectives c = collectives_of(w, in.sh);
   const bool fsdp = w.knobs.zero_stage >= 2;
+  // NVLS runs when it is enabled and NCCL_ALGO leaves the choice to NCCL;
+  // a forced tree is a little slower inside a node than the ring.
   if (c.tp_nvls) {
-    add(parts, Choice::Nvls, {1}, Term::TpComm, kNoNvlsFactor);
-    add(parts, Choice::NcclAlgo, {nccl_algo::kRing}, Term::TpComm, kNoNvlsFactor);
-    add(parts, Choice::NcclAlgo, {nccl_algo::kTree}, Term::TpComm, 1.15);
+    add_pair(parts, Choice::Nvls, 0, Choice::NcclAlgo, nccl_algo::kAuto, Term::TpComm, kNvlsFactor);
+    add(parts, Choice::NcclAlgo, {nccl_algo::kTree}, Term::TpComm, 1.1);
   }
   if (c.dp_nvls) {
-    add(parts, Choice::Nvls, {1}, Term::DpComm, kNoNvlsFactor);
-    add(parts, Choice::NcclAlgo, {nccl_algo::kRing}, Term::DpComm, kNoNvlsFactor);
-    add(parts, Choice::NcclAlgo, {nccl_algo::kTree}, Term::DpComm, 1.15);
+    add_pair(parts, Choice::Nvls, 0, Choice::NcclAlgo, nccl_algo::kAuto, Term::DpComm, kNvlsFactor);
+    add(parts, Choice::NcclAlgo, {nccl_algo::kTree}, Term::DpComm, 1.1);
   } else if (c.dp_cross) {
     add(parts, Choice::NcclAlgo, {nccl_algo::kTree}, Term::DpComm, 0.97);  // tree's latency at scale
   }
   const double overhead = parts.memory.first.overhead;
-  if (overhead > 0 && in.nvls_bytes > 0) add(parts, Choice::Nvls, {1}, Term::MemOverhead, 1 - in.nvls_bytes / overhead);
+  if (overhead > 0 && in.nvls_bytes > 0) add(parts, Choice::Nvls, {0}, Term::MemOverhead, 1 + in.nvls_bytes / overhead);
   const double fsdp_unit = memory::largest_layer_params(w.model, w.plan) * kBf16Bytes;
   const double dp_message = fsdp ? fsdp_unit : c.dp_bytes;
   struct Use {

@@ -690,6 +690,8 @@ Knobs read_knobs(const Recipe& r, const recipe::Plan& plan) {
   k.loss_fp32 = flag(r, "loss_fp32_upcast").value_or(true);
   read_sharding(r, plan, k);
   if (auto e = r.find_named("optimizer_cpu_offload"); e && e->value.as_bool().value_or(false)) k.optimizer_cpu_offload = 1.0;
+  k.bf16_moments = flag(r, "use_precision_aware_optimizer").value_or(false) &&
+                   contains(lower_text(r, "exp_avg_dtype"), "16") && contains(lower_text(r, "exp_avg_sq_dtype"), "16");
   k.sft_data = r.framework() == Framework::Axolotl || (r.framework() == Framework::HyperPod && r.dialect() == "llmft");
 
   k.set(Choice::Attention, read_attention(r));

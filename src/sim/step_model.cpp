@@ -63,6 +63,11 @@ constexpr double kOffloadHideShare = 0.7;
 // behind a DataLoader). Estimates: docs/simulator.md.
 constexpr double kPretrainDataPerSampleS = 0.5e-3, kPretrainDataPerTokenS = 10e-9;
 constexpr double kSftDataPerSampleS = 3e-3, kSftDataPerTokenS = 150e-9;
+// Flash attention's backward recomputes the scores and runs five matmuls to
+// the forward's two: 2.5x the forward's FLOPs (FlashAttention-2 paper, §3.1),
+// not the 2x of the linear layers. It is what makes long sequences slower than
+// the model FLOPs say.
+constexpr double kAttentionBackwardShare = 2.5;
 // Full recompute re-runs each recomputed layer's forward, its TP
 // collectives (two all-gathers and two reduce-scatters of the eight) included.
 constexpr double kRecomputeTpShare = 0.5;
@@ -322,7 +327,7 @@ void add_compute(const Shape& sh, const Perturbation& pert, StepParts& parts) {
   TermValues& v = parts.value;
   v[static_cast<int>(Term::Gemm)] = 3 * (mix(dense.gemm, moe.gemm) + logits_gemm);  // backward is twice the forward
   v[static_cast<int>(Term::ExpertGemm)] = 3 * mix(0, moe.expert);
-  v[static_cast<int>(Term::Attention)] = 3 * mix(dense.attention, moe.attention);
+  v[static_cast<int>(Term::Attention)] = (1 + kAttentionBackwardShare) * mix(dense.attention, moe.attention);
   v[static_cast<int>(Term::MemoryBound)] = mix(dense.memory_bound, moe.memory_bound) + logits_bytes;
   v[static_cast<int>(Term::Launch)] = sh.layers_stage * kLaunchPerLayerS;
 

@@ -104,6 +104,7 @@ struct Knobs {
   bool mxfp8 = false;                   // FP8 with 1x32 block scales (Blackwell): less end-to-end gain than per-tensor
   bool fp8_param_gather = false;        // no BF16 weight copy kept beside FP8
   double optimizer_cpu_offload = 0;     // fraction of optimizer state on the CPU
+  bool bf16_moments = false;            // precision-aware optimizer: Adam's m and v in bf16 (a numerics setting the recipe states)
   bool loss_fp32 = true;                // logits upcast to fp32 for the loss (AutoModel's fp32_upcast: false keeps bf16)
   bool uneven_pipeline_split = false;   // first/last stage sizes set (layers need not divide by PP)
   bool sft_data = false;                // fine-tuning data prepared on the fly (tokenised, padded) rather than pre-packed
