@@ -395,6 +395,26 @@ double search_score(double tokens_per_s_per_gpu, int changes) {
   return tokens_per_s_per_gpu * (1 - kCostPerChange * changes);
 }
 
+SearchSpace every_setting(const Workload& base) {
+  SearchSpace s;
+  s.etp = base.model.is_moe();
+  s.reshard_after_forward = base.knobs.zero_stage >= 3;
+  using namespace recompute_module;
+  const RecomputeSetting own = recompute_of(base.knobs);
+  s.recompute = {own};
+  for (RecomputeSetting r : {RecomputeSetting{"none", 0, kCoreAttn}, RecomputeSetting{"selective", 0, kCoreAttn},
+                             RecomputeSetting{"selective", 0, kCoreAttn | kMlp}, RecomputeSetting{"full", 0, kCoreAttn}}) {
+    if (!(r == own)) s.recompute.push_back(r);
+  }
+  s.offload_layers = {base.knobs.offload_layers};
+  if (base.knobs.offload_layers != 0) s.offload_layers.push_back(0);
+  s.zero_stage = {base.knobs.zero_stage};
+  for (std::size_t c = 0; c < kChoiceCount; ++c) {
+    s.choices[c] = (1u << choice_values(static_cast<Choice>(c)).size()) - 1;
+  }
+  return s;
+}
+
 SearchSpace search_space(const SpellableLevers& l) {
   SearchSpace s;
   s.recompute = l.recompute;

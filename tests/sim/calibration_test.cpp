@@ -356,21 +356,21 @@ TEST(CalibrationKnobs, Notes) {
     r.gbs = 16LL * dp;
     return map_ok(r);
   };
-  EXPECT_TRUE(knobs_for("overlap-grad-reduce/param-gather/tp-comm-overlap on").knobs.tp_comm_overlap);
-  EXPECT_TRUE(knobs_for("SP on, tp_comm_overlap (userbuffers fp8)").knobs.tp_comm_overlap);
-  EXPECT_TRUE(knobs_for("FSDP 8 TP 8 PP 8, AsyncTP, 1F1B schedule").knobs.tp_comm_overlap);
+  EXPECT_TRUE(knobs_for("overlap-grad-reduce/param-gather/tp-comm-overlap on").knobs.tp_comm_overlap());
+  EXPECT_TRUE(knobs_for("SP on, tp_comm_overlap (userbuffers fp8)").knobs.tp_comm_overlap());
+  EXPECT_TRUE(knobs_for("FSDP 8 TP 8 PP 8, AsyncTP, 1F1B schedule").knobs.tp_comm_overlap());
   // A variant reported beside the measured run does not switch the knob.
-  EXPECT_FALSE(knobs_for("FSDP 32 + TP 8, compile; with AsyncTP 876 tok/s").knobs.tp_comm_overlap);
+  EXPECT_FALSE(knobs_for("FSDP 32 + TP 8, compile; with AsyncTP 876 tok/s").knobs.tp_comm_overlap());
   const Workload fsdp = knobs_for("FSDP + torch.compile", 32);
   EXPECT_EQ(fsdp.knobs.zero_stage, 3);
   EXPECT_EQ(fsdp.plan.dp_shard, 32);
   EXPECT_EQ(knobs_for("").knobs.zero_stage, 0);
   EXPECT_EQ(knobs_for("").plan.dp_shard, 0);
-  EXPECT_TRUE(knobs_for("CUDA graphs on").knobs.cuda_graphs);
-  EXPECT_EQ(knobs_for("dropless; DeepEP dispatcher").knobs.moe_dispatcher, "deepep");
-  EXPECT_EQ(knobs_for("HybridEP dispatcher").knobs.moe_dispatcher, "deepep");
-  EXPECT_EQ(knobs_for("").knobs.moe_dispatcher, "alltoall");
-  EXPECT_TRUE(knobs_for("then PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True").knobs.expandable_segments);
+  EXPECT_TRUE(knobs_for("CUDA graphs on").knobs.cuda_graphs());
+  EXPECT_TRUE(knobs_for("dropless; DeepEP dispatcher").knobs.deepep());
+  EXPECT_TRUE(knobs_for("HybridEP dispatcher").knobs.deepep());
+  EXPECT_TRUE(knobs_for("").knobs.is(Choice::Dispatcher, dispatcher::kAllToAll));
+  EXPECT_TRUE(knobs_for("then PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True").knobs.expandable_segments());
 }
 
 TEST(CalibrationKnobs, FrameworkDefaultsAndInterleaving) {

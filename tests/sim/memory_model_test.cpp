@@ -319,7 +319,7 @@ TEST(MemoryActivations, FullRecomputeKeepsTheLayerInput) {
 TEST(MemoryActivations, WithoutFlashAttentionTheScoresAreStored) {
   Workload w = workload(llama3_8b(), {.tp = 2, .mbs = 2, .seq = 4096});
   const double flash = layer_activation_bytes(w, false, Recompute::kNone);
-  w.knobs.flash_attention = false;
+  w.knobs.set(Choice::Attention, attention::kUnfused);
   // 5 a s^2 b / t (Korthikanti Table 2); selective recompute drops it.
   expect_close(layer_activation_bytes(w, false, Recompute::kNone) - flash, 5.0 * 32 * 4096 * 4096 * 2 / 2);
   EXPECT_LT(layer_activation_bytes(w, false, Recompute::kSelective), flash);
@@ -404,8 +404,8 @@ TEST(MemoryOverhead, ContextNcclGraphsAndFragmentation) {
   EXPECT_DOUBLE_EQ(b.overhead_gib, 0.5 + 4 * 0.7);
   expect_close(b.fragmentation_gib, 0.10 * b.activations_gib);
   expect_close(b.total_gib, b.peak_allocated_gib + b.fragmentation_gib + b.overhead_gib);
-  w.knobs.cuda_graphs = true;
-  w.knobs.expandable_segments = true;
+  w.knobs.set(Choice::CudaGraphs, cuda_graphs::kLayers);
+  w.knobs.set(Choice::Expandable, 1);
   b = estimate_memory(w, 0);
   EXPECT_DOUBLE_EQ(b.overhead_gib, 0.5 + 4 * 0.7 + 10);  // PP > 1: graphs of every micro-batch
   expect_close(b.fragmentation_gib, 0.03 * b.activations_gib);
@@ -446,7 +446,7 @@ Workload titan(const recipe::ModelSpec& m, const Layout& l, const char* recomput
   w.plan.dp_shard = l.dp;
   w.knobs.recompute_granularity = recompute;
   w.knobs.fp8 = fp8;
-  w.knobs.expandable_segments = true;
+  w.knobs.set(Choice::Expandable, 1);
   return w;
 }
 
@@ -539,7 +539,7 @@ TEST(MemoryFit, Llama70bWithoutAnyShardingCannotFitOnOneH100) {
 TEST(MemoryFit, PublishedRunsFit) {
   // The 70B SFT baseline ran on 80 GB H100s once expandable segments were set.
   Workload sft = bridge_70b_sft(4, 4, 2);
-  sft.knobs.expandable_segments = true;
+  sft.knobs.set(Choice::Expandable, 1);
   EXPECT_LT(estimate_memory(sft, kH100Gib).total_gib, kH100Gib);
   // torchtitan 405B 3D (FSDP8 TP8 PP8, 1F1B) on 96 GB H100s.
   const Workload titan_405b =

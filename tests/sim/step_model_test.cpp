@@ -58,7 +58,7 @@ TEST(StepModel, LeversMoveTheRightParts) {
   EXPECT_GT(p0.breakdown.tp_comm_s, 0);
 
   Workload overlap = base;
-  overlap.knobs.tp_comm_overlap = true;
+  overlap.knobs.set(Choice::TpCommOverlap, 1);
   EXPECT_LT(predict(overlap).breakdown.tp_comm_s, p0.breakdown.tp_comm_s);
 
   Workload fp8 = base;

@@ -56,6 +56,9 @@ struct SearchSpace {
 
 // Every lever and choice the recipe can spell (no gate refusals yet).
 SearchSpace search_space(const SpellableLevers& spellable);
+// Every value of every lever the simulator reads, whatever a recipe can
+// spell (tests, and people asking what the model itself would do).
+SearchSpace every_setting(const Workload& base);
 
 struct RankedWorkload {
   Workload workload;
