@@ -1,12 +1,21 @@
-// Simulator speed: predictions per second on one core, and the wall time of a
-// full layout search (what `attune sim optimum` does) for 32-node workloads.
-// Usage: sim_predict_bench [SECONDS]   (default 2 s per measurement)
+// Simulator speed on one core: predictions per second, the wall time of an
+// exact search over every setting the simulator reads (layouts x structural
+// levers x choices, what `attune sim optimum` does within a recipe's
+// spellable levers), and the full optimum (truth search, prior search,
+// greedy) of every benchmark scenario.
+// Usage: sim_predict_bench [SECONDS] [SCENARIOS_DIR]
+//   (default 2 s per measurement; scenarios from ./recipes/scenarios when present)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include <filesystem>
+
+#include "attune/gate/correctness_gate.h"
 #include "attune/recipe/model_spec.h"
+#include "attune/sim/scenario.h"
+#include "attune/sim/scenario_report.h"
 #include "attune/sim/layout_search.h"
 #include "attune/sim/step_model.h"
 
@@ -53,13 +62,30 @@ void predictions_per_second(const char* name, const sim::Workload& w, double bud
 }
 
 void search(const char* name, const sim::Workload& w) {
-  sim::SearchSpace space;
+  const sim::SearchSpace space = sim::every_setting(w);
   const auto t0 = Clock::now();
   const sim::SearchResult r = sim::search_layouts(w, space, {});
   const double s = seconds_since(t0);
   const auto& best = r.best.empty() ? nullptr : &r.best.front();
-  std::printf("search    %-34s %8lld predictions in %.3f s (%10.0f /s); best %.0f tokens/s/GPU\n", name, r.searched, s,
-              r.searched / s, best ? best->prediction.tokens_per_s_per_gpu : 0.0);
+  std::printf("search    %-34s %.3g settings, %lld predicted in full, in %.3f s; best %.0f tokens/s/GPU\n", name,
+              static_cast<double>(r.settings), r.evaluated, s, best ? best->prediction.tokens_per_s_per_gpu : 0.0);
+}
+
+void scenarios(const std::string& root) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(root, ec)) {
+    std::printf("scenarios %s: not found (pass the scenarios directory)\n", root.c_str());
+    return;
+  }
+  const sim::ScenarioReport r = sim::scenario_report(sim::scenario_dirs(root), gate::CorrectnessGate{});
+  double total = 0;
+  for (const auto& f : r.scenarios) {
+    total += f.search_seconds;
+    std::printf("optimum   %-48s %.3g settings in %.3f s\n", f.name.c_str(), static_cast<double>(f.settings),
+                f.search_seconds);
+  }
+  std::printf("optimum   %zu scenarios: slowest %.3f s, total %.2f s\n", r.scenarios.size(), r.targets.slowest_search_s,
+              total);
 }
 
 }  // namespace
@@ -76,5 +102,6 @@ int main(int argc, char** argv) {
   search("llama3-70b, 32 x H100", dense);
   search("deepseek-v3, 32 x B200", moe);
   search("llama3-8b, 1 x H200", small);
+  scenarios(argc > 2 ? argv[2] : "recipes/scenarios");
   return 0;
 }

@@ -58,13 +58,13 @@ struct OptimumArgs {
   gate::GateOptions gate;
   int candidates = 32;
   bool json = false;
-  bool record = false;     // write the figures into the scenario's harness file
 };
 
 struct ScenariosArgs {
   std::string dir = "recipes/scenarios";
   gate::GateOptions gate;
   bool json = false;
+  bool record = false;  // write the figures into each scenario's harness file
 };
 
 struct CalibrateArgs {
@@ -197,34 +197,12 @@ void print_optimum(const sim::Optimum& o) {
   print_prediction(o.best.workload, o.best.prediction);
 }
 
-std::vector<std::string> edit_lines(const std::vector<sim::LeverEdit>& edits) {
-  std::vector<std::string> out;
-  for (const auto& e : edits) out.push_back(e.lever + ": " + (e.from.empty() ? "(default)" : e.from) + " -> " + e.to);
-  return out;
-}
-
 int run_optimum(const OptimumArgs& a) {
   const SimTarget t = load_target(a.file, a.options, a.sim);
   gate::CorrectnessGate gate(a.gate);
   sim::OptimumOptions options;
   options.candidates = static_cast<std::size_t>(a.candidates);
   const sim::Optimum o = sim::find_optimum(t.recipe, gate, t.perturbation, options);
-  if (a.record) {
-    if (!t.scenario) throw InputError({a.file, 0, 0}, "--record", "RECIPE must be a scenario");
-    if (!a.sim.truth) throw InputError({a.file, 0, 0}, "--record", "records the figures under the truth: add --truth");
-    sim::RecordedFigures f;
-    f.baseline = o.baseline.tokens_per_s_per_gpu;
-    f.optimum = o.best.prediction.tokens_per_s_per_gpu;
-    f.prior_regret = o.prior_regret;
-    f.greedy_shortfall = o.greedy && f.optimum > 0 ? std::max(0.0, 1 - o.greedy->prediction.tokens_per_s_per_gpu / f.optimum) : 0;
-    f.greedy_trials = o.greedy ? o.greedy->trials : 0;
-    f.optimum_edits = edit_lines(o.best.edits);
-    if (o.prior) f.prior_edits = edit_lines(o.prior->edits);
-    const std::string harness = t.scenario->harness.empty()
-                                    ? (std::filesystem::path(t.scenario->dir) / "harness.yaml").string()
-                                    : t.scenario->harness;
-    sim::record_figures(harness, f);
-  }
   if (a.json) {
     print_json(sim::to_json(o));
   } else {
@@ -235,7 +213,7 @@ int run_optimum(const OptimumArgs& a) {
 
 int run_scenarios(const ScenariosArgs& a) {
   gate::CorrectnessGate gate(a.gate);
-  const sim::ScenarioReport r = sim::scenario_report(sim::scenario_dirs(a.dir), gate);
+  const sim::ScenarioReport r = sim::scenario_report(sim::scenario_dirs(a.dir), gate, a.record);
   if (a.json) {
     print_json(sim::to_json(r));
     return r.targets.met ? 0 : 1;
@@ -351,9 +329,6 @@ void add_sim_command(CLI::App& app) {
               "prior_tokens_per_s_per_gpu, true_tokens_per_s_per_gpu, true_failure}, prior_regret, greedy: "
               "{true_tokens_per_s_per_gpu, trials, moves, shortfall}, baseline, speedup, settings_searched, "
               "settings_evaluated, cores, candidates_tried, notes}");
-  o->add_flag("--record", optimum->record,
-              "RECIPE is a scenario and --truth is given: write the figures into its harness.yaml (the scenario "
-              "tests check them)");
   o->callback([optimum]() { command_status() = run_optimum(*optimum); });
 
   auto scenarios = std::make_shared<ScenariosArgs>();
@@ -361,7 +336,12 @@ void add_sim_command(CLI::App& app) {
       "scenarios", "Measure every benchmark scenario under its hidden truth: baseline, true optimum, the nominal "
                    "model's regret, where one-lever greedy stops, traps, what a trial costs and how many fit the "
                    "budget; and whether the set meets the benchmark's targets (exit 1 when not)");
-  sc->add_option("DIR", scenarios->dir, "Directory of scenario directories")->capture_default_str()->check(CLI::ExistingDirectory);
+  sc->add_option("DIR", scenarios->dir, "Directory of scenario directories, or one scenario directory")
+      ->capture_default_str()
+      ->check(CLI::ExistingDirectory);
+  sc->add_flag("--record", scenarios->record,
+               "Write each scenario's figures into its harness.yaml (what `ctest -L scenarios` holds the simulator "
+               "to); run after changing the model or a truth");
   sc->add_option("--allow", scenarios->gate.allow, "Numerics change the searches may make (fp8); repeatable");
   sc->add_flag("--json", scenarios->json,
                "Print JSON: {scenarios: [{name, baseline_tokens_per_s_per_gpu, optimum_tokens_per_s_per_gpu, "

@@ -331,6 +331,10 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
       p.*field = v;
       if (p.pp == 1) p.vp = 1;
       if (etp_follows_tp) p.etp = p.tp;
+      const auto& f = from.plan;
+      if (p.tp == f.tp && p.pp == f.pp && p.vp == f.vp && p.cp == f.cp && p.ep == f.ep && p.etp == f.etp &&
+          p.mbs == f.mbs)
+        continue;  // a virtual stage without a pipeline: no move
       const long long mp = static_cast<long long>(p.tp) * p.pp * p.cp;
       if (mp <= 0 || p.world % mp != 0) continue;
       if (s.mbs_follows_dp) {

@@ -68,13 +68,15 @@ void read_harness_key(const std::string& path, const std::string& key, const YAM
   else if (key == "prior_regret") h.prior_regret = number(path, v, key, 0, 1);
   else if (key == "greedy_shortfall") h.greedy_shortfall = number(path, v, key, 0, 1);
   else if (key == "greedy_trials") h.greedy_trials = static_cast<int>(number(path, v, key, 0, 1e6));
+  else if (key == "traps") h.traps = static_cast<int>(number(path, v, key, 0, 1e6));
+  else if (key == "trial_gpu_hours") h.trial_gpu_hours = number(path, v, key, 0, 1e7);
   else if (key == "optimum_edits") h.optimum_edits = strings(path, v, key);
   else if (key == "prior_edits") h.prior_edits = strings(path, v, key);
   else
     throw InputError(yaml_where(path, k), key,
                      "unknown key (expected what_is_off, budget_gpu_hours, vendor_tuned, trap, "
                      "baseline_tokens_per_s_per_gpu, optimum_tokens_per_s_per_gpu, prior_regret, greedy_shortfall, "
-                     "greedy_trials, optimum_edits, prior_edits)");
+                     "greedy_trials, traps, trial_gpu_hours, optimum_edits, prior_edits)");
 }
 
 bool yaml_file(const fs::path& p) { return p.extension() == ".yaml" || p.extension() == ".yml"; }
@@ -128,6 +130,7 @@ ScenarioHarness read_harness(const std::string& path) {
 std::vector<std::string> scenario_dirs(const std::string& root) {
   std::vector<std::string> out;
   std::error_code ec;
+  if (fs::exists(fs::path(root) / "scenario.yaml", ec)) return {root};
   for (const auto& e : fs::directory_iterator(root, ec)) {
     if (e.is_directory() && fs::exists(e.path() / "scenario.yaml")) out.push_back(e.path().string());
   }
@@ -139,7 +142,7 @@ std::vector<std::string> scenario_dirs(const std::string& root) {
 std::string with_figures(const std::string& text, const RecordedFigures& f) {
   static constexpr std::string_view kRecorded[] = {
       "baseline_tokens_per_s_per_gpu:", "optimum_tokens_per_s_per_gpu:", "prior_regret:", "greedy_shortfall:",
-      "greedy_trials:", "optimum_edits:", "prior_edits:", "# Recorded by `attune sim optimum"};
+      "greedy_trials:", "traps:", "trial_gpu_hours:", "optimum_edits:", "prior_edits:", "# Recorded by `attune sim"};
   std::string out;
   bool in_list = false;
   std::size_t at = 0;
@@ -163,10 +166,12 @@ std::string with_figures(const std::string& text, const RecordedFigures& f) {
     for (const auto& e : edits) s += "  - \"" + e + "\"\n";
     return s;
   };
-  out += fmt::format("# Recorded by `attune sim optimum DIR --truth --record` (checked by ctest -L scenarios).\n"
+  out += fmt::format("# Recorded by `attune sim scenarios --record` (checked by ctest -L scenarios).\n"
                      "baseline_tokens_per_s_per_gpu: {:.0f}\noptimum_tokens_per_s_per_gpu: {:.0f}\n"
-                     "prior_regret: {:.4f}\ngreedy_shortfall: {:.4f}\ngreedy_trials: {}\n",
-                     f.baseline, f.optimum, f.prior_regret, f.greedy_shortfall, f.greedy_trials);
+                     "prior_regret: {:.4f}\ngreedy_shortfall: {:.4f}\ngreedy_trials: {}\ntraps: {}\n"
+                     "trial_gpu_hours: {:.3f}\n",
+                     f.baseline, f.optimum, f.prior_regret, f.greedy_shortfall, f.greedy_trials, f.traps,
+                     f.trial_gpu_hours);
   out += list("optimum_edits", f.optimum_edits);
   out += list("prior_edits", f.prior_edits);
   return out;

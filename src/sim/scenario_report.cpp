@@ -93,9 +93,31 @@ ScenarioTargets targets_of(const std::vector<ScenarioFigures>& scenarios) {
   return t;
 }
 
-ScenarioReport scenario_report(const std::vector<std::string>& dirs, const gate::CorrectnessGate& gate) {
+RecordedFigures recorded(const ScenarioFigures& f) {
+  auto lines = [](const std::vector<LeverEdit>& edits) {
+    std::vector<std::string> out;
+    for (const auto& e : edits) out.push_back(e.lever + ": " + (e.from.empty() ? "(default)" : e.from) + " -> " + e.to);
+    return out;
+  };
+  RecordedFigures out;
+  out.baseline = f.baseline;
+  out.optimum = f.optimum;
+  out.prior_regret = f.prior_regret;
+  out.greedy_shortfall = f.greedy_shortfall;
+  out.greedy_trials = f.greedy_trials;
+  out.traps = f.traps;
+  out.trial_gpu_hours = f.trial_gpu_hours;
+  out.optimum_edits = lines(f.optimum_edits);
+  out.prior_edits = lines(f.prior_edits);
+  return out;
+}
+
+ScenarioReport scenario_report(const std::vector<std::string>& dirs, const gate::CorrectnessGate& gate, bool record) {
   ScenarioReport r;
-  for (const auto& d : dirs) r.scenarios.push_back(scenario_figures(d, gate));
+  for (const auto& d : dirs) {
+    r.scenarios.push_back(scenario_figures(d, gate));
+    if (record) record_figures((std::filesystem::path(d) / "harness.yaml").string(), recorded(r.scenarios.back()));
+  }
   r.targets = targets_of(r.scenarios);
   return r;
 }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -311,7 +312,7 @@ TEST_F(CliTest, SimPredictRunAndCalibrate) {
   std::ofstream(csv) << "source,model,gpu,num_gpus,tp,pp,vp,cp,ep,dp,mbs,gbs,seq_len,precision,recompute,"
                         "tokens_per_s_per_gpu,tflops_per_gpu,mfu,notes\n"
                         "test,Llama3-8B,H100,8,1,1,,1,,8,1,128,8192,BF16,full,9000,,,\n"
-                        "test,Llama3-70B,H100,64,4,4,,1,,4,1,128,8192,BF16,none,1400,,,\n"
+                        "test,Llama3-70B,H100,64,4,4,,1,,4,1,128,8192,BF16,full,1400,,,\n"
                         "test,Unknown-3B,H100,8,1,1,,1,,8,1,128,8192,BF16,none,9000,,,\n";
   auto c = run("sim calibrate --csv " + csv.string() + " --json");
   ASSERT_EQ(c.status, 0) << c.out;
@@ -330,25 +331,54 @@ TEST_F(CliTest, SimOptimumOnAScenario) {
   auto o = run("sim optimum " + scenario("llama3-8b-h100-script-on-b200") + " --json");
   ASSERT_EQ(o.status, 0) << o.out;
   auto j = nlohmann::json::parse(o.out);
-  EXPECT_GT(j["searched"].get<long long>(), 0);
-  EXPECT_GE(j["best"]["tokens_per_s_per_gpu"].get<double>(), j["baseline"]["tokens_per_s_per_gpu"].get<double>());
-  EXPECT_TRUE(j["best"]["edits"].is_array());
-  EXPECT_TRUE(j["best"]["prediction"]["ok"].get<bool>());
+  EXPECT_GT(j["settings_searched"].get<double>(), 0);
+  EXPECT_GE(j["optimum"]["tokens_per_s_per_gpu"].get<double>(), j["baseline"]["tokens_per_s_per_gpu"].get<double>());
+  EXPECT_TRUE(j["optimum"]["edits"].is_array());
+  EXPECT_TRUE(j["optimum"]["prediction"]["ok"].get<bool>());
+  EXPECT_TRUE(j["greedy"].is_object());
 
-  // The scenario's hidden truth is applied: the nominal cluster predicts more.
-  auto a = run("sim predict " + scenario("llama3-8b-h100-script-on-b200") + " --json");
-  auto b = run("sim predict " + scenario("llama3-8b-h100-script-on-b200") + " --sim-perturb " +
-               write_perturbation("# nominal\n") + " --json");
-  ASSERT_EQ(a.status, 0) << a.out;
-  ASSERT_EQ(b.status, 0) << b.out;
-  EXPECT_LT(nlohmann::json::parse(a.out)["tokens_per_s_per_gpu"].get<double>(),
-            nlohmann::json::parse(b.out)["tokens_per_s_per_gpu"].get<double>());
+  // The hidden truth applies only when asked for: plain `sim predict` is the
+  // nominal model, --truth the scenario's truth.yaml, --truth-file any other.
+  const std::string s = scenario("llama3-8b-h100-script-on-b200");
+  auto nominal = run("sim predict " + s + " --json");
+  auto truth = run("sim predict " + s + " --truth --json");
+  auto same = run("sim predict " + s + " --truth-file " + write_perturbation("# nominal\n") + " --json");
+  ASSERT_EQ(nominal.status, 0) << nominal.out;
+  ASSERT_EQ(truth.status, 0) << truth.out;
+  ASSERT_EQ(same.status, 0) << same.out;
+  const auto tps = [](const RunResult& r) { return nlohmann::json::parse(r.out)["tokens_per_s_per_gpu"].get<double>(); };
+  EXPECT_NE(tps(nominal), tps(truth));
+  EXPECT_DOUBLE_EQ(tps(nominal), tps(same));
 
-  auto e = run("sim predict " + scenario("llama3-8b-h100-script-on-b200") + " --sim-perturb " +
-               write_perturbation("gemm: 0.9\nnetwrok: 0.5\n"));
+  auto e = run("sim predict " + s + " --truth-file " + write_perturbation("gemm: 0.9\nnetwrok: 0.5\n"));
   EXPECT_EQ(e.status, 2);
   EXPECT_NE(e.out.find("perturbation.yaml:2"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("netwrok"), std::string::npos) << e.out;
+  // --truth needs a scenario.
+  EXPECT_EQ(run("sim predict " + example("megatron_llama3_8b.sh") + " --gpu h100 --truth").status, 2);
+}
+
+TEST_F(CliTest, SimScenariosMeasuresOneScenarioAndRecordsIt) {
+  const fs::path copy = dir_ / "llama3-8b-h100-script-on-b200";
+  fs::copy(fs::path(ATTUNE_SOURCE_DIR) / "recipes/scenarios/llama3-8b-h100-script-on-b200", copy);
+  auto j = run("sim scenarios " + copy.string() + " --json");
+  // One scenario cannot meet the set's targets: exit 1, figures still printed.
+  EXPECT_EQ(j.status, 1) << j.out;
+  const auto report = nlohmann::json::parse(j.out);
+  ASSERT_EQ(report["scenarios"].size(), 1u);
+  EXPECT_FALSE(report["targets"]["met"].get<bool>());
+  const double baseline = report["scenarios"][0]["baseline_tokens_per_s_per_gpu"].get<double>();
+  EXPECT_GT(baseline, 0);
+  // --record rewrites the harness's figures, keeping the rest.
+  std::ofstream(copy / "harness.yaml") << "what_is_off: kept\nbudget_gpu_hours: 250\nbaseline_tokens_per_s_per_gpu: 1\n";
+  EXPECT_EQ(run("sim scenarios " + copy.string() + " --record").status, 1);
+  std::ifstream in(copy / "harness.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("what_is_off: kept"), std::string::npos) << text;
+  EXPECT_NE(text.find("budget_gpu_hours: 250"), std::string::npos) << text;
+  const std::string recorded = "baseline_tokens_per_s_per_gpu: " + std::to_string(std::llround(baseline)) + "\n";
+  EXPECT_NE(text.find(recorded), std::string::npos) << text;
+  EXPECT_EQ(text.find("baseline_tokens_per_s_per_gpu: 1\n"), std::string::npos) << text;
 }
 
 TEST_F(CliTest, SimJobTakesTheScaledDurationAndFailsLikeTheRun) {
@@ -367,7 +397,7 @@ TEST_F(CliTest, SimJobTakesTheScaledDurationAndFailsLikeTheRun) {
 
   // A run that would OOM prints the OOM and exits 1.
   auto oom = run("sim job " + example("megatron_llama3_8b.sh") +
-                 " --gpu h100 --steps 3 --time-scale 1000 --sim-perturb " + write_perturbation("memory: 10\n"));
+                 " --gpu h100 --steps 3 --time-scale 1000 --truth-file " + write_perturbation("memory: 10\n"));
   EXPECT_EQ(oom.status, 1);
   EXPECT_NE(oom.out.find("CUDA out of memory"), std::string::npos) << oom.out;
 }
@@ -460,11 +490,13 @@ class CliRunTest : public CliTest {
   }
   // A wrapper around kLocalScript whose launch.command is `/bin/sh -c SCRIPT`
   // (SCRIPT as a YAML block: one line per shell line).
-  std::string local_wrapper(const std::vector<std::string>& script_lines) {
+  // The wrapper's measure.steps is what a run measures (0: not stated).
+  std::string local_wrapper(const std::vector<std::string>& script_lines, int measure_steps = 0) {
     std::ofstream(dir_ / "train.sh") << kLocalScript;
     std::string y =
-        "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\nhardware: {gpu: h100, nodes: 1, gpus_per_node: 8}\n"
-        "launch:\n  command:\n    - /bin/sh\n    - -c\n    - |\n";
+        "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\nhardware: {gpu: h100, nodes: 1, gpus_per_node: 8}\n";
+    if (measure_steps > 0) y += "measure: {steps: " + std::to_string(measure_steps) + "}\n";
+    y += "launch:\n  command:\n    - /bin/sh\n    - -c\n    - |\n";
     for (const auto& l : script_lines) y += "      " + l + "\n";
     const fs::path w = dir_ / "local.attune.yaml";
     std::ofstream(w) << y;
@@ -536,11 +568,14 @@ TEST_F(CliRunTest, RunBudgetCutsTheTimeLimitAndTimesOut) {
   EXPECT_NE(r.err.find("time limit 7m30s"), std::string::npos) << r.err;
 }
 
-TEST_F(CliRunTest, RunStepsFlagWinsOverMeasureSteps) {
+// What a run measures is the wrapper's, which the gate approved: no flag
+// changes it.
+TEST_F(CliRunTest, RunMeasuresTheWrappersStepsAndTakesNoStepsFlag) {
   auto r = attune("run " + example("llama3-8b.attune.yaml") + " --cluster sim --run-dir " + (dir_ / "run").string() +
                   " --steps 7 --json");
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(json_of(r)["diagnosis"]["steps"], 7);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--steps"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
 }
 
 TEST_F(CliRunTest, RunDirOfAnotherClustersRunIsRefused) {
@@ -610,9 +645,9 @@ TEST_F(CliRunTest, RunOnLocalStopsAfterTheStepsToMeasure) {
   std::vector<std::string> script;
   for (const char* line : kFiveIterations) script.push_back(std::string("echo '") + line + "'; sleep 0.1");
   script.push_back("sleep 30");
-  const std::string wrapper = local_wrapper(script);
+  const std::string wrapper = local_wrapper(script, 2);
   const auto started = std::chrono::steady_clock::now();
-  auto r = attune("run " + wrapper + " --cluster local --steps 2 --run-dir " + (dir_ / "m").string() + " --json");
+  auto r = attune("run " + wrapper + " --cluster local --run-dir " + (dir_ / "m").string() + " --json");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 20);
   const auto j = json_of(r);
@@ -620,8 +655,8 @@ TEST_F(CliRunTest, RunOnLocalStopsAfterTheStepsToMeasure) {
   EXPECT_EQ(j["reason"].get<std::string>().rfind("stopped after ", 0), 0u) << j["reason"];
   EXPECT_GE(j["diagnosis"]["steps"].get<int>(), 2);  // polls come every 0.5 s or more: a few more may be in
 
-  const std::string to_end = local_wrapper({"echo 'starting'", "exit 0"});
-  auto e = attune("run " + to_end + " --cluster local --steps 2 --to-end --run-dir " + (dir_ / "e").string() + " --json");
+  const std::string to_end = local_wrapper({"echo 'starting'", "exit 0"}, 2);
+  auto e = attune("run " + to_end + " --cluster local --to-end --run-dir " + (dir_ / "e").string() + " --json");
   ASSERT_EQ(e.status, 0) << e.out << e.err;
   EXPECT_EQ(json_of(e)["reason"], "exit status 0");
 }
@@ -672,7 +707,7 @@ TEST_F(CliRunTest, ClusterListAndCheckSim) {
 TEST_F(CliRunTest, RunHelpMentionsEveryFlag) {
   auto h = attune("run --help");
   EXPECT_EQ(h.status, 0);
-  for (const char* flag : {"--cluster", "--clusters", "--run-dir", "--budget-gpu-hours", "--steps", "--hang-factor",
+  for (const char* flag : {"--cluster", "--clusters", "--run-dir", "--budget-gpu-hours", "--hang-factor",
                            "--startup-allowance", "--to-end", "--json"}) {
     EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
   }

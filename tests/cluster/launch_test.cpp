@@ -354,7 +354,7 @@ TEST_F(LaunchTest, MockRunsAttuneSimJobOnTheWrittenWrapper) {
   LaunchRequest q = request();
   const RunSpec s = prepare_launch(megatron(kFullLaunch), mock(), q);
   EXPECT_EQ(s.command, (Argv{"/opt/attune/bin/attune", "sim", "job", written("train.attune.yaml"), "--time-scale", "60",
-                             "--steps", "60", "--sim-seed", "7"}));
+                             "--steps", "60", "--seed", "7"}));
   EXPECT_FALSE(s.per_node);
   EXPECT_EQ(s.workdir, run_dir().string());
   EXPECT_TRUE(s.env.empty());  // the recipe's own launch does not run
@@ -366,17 +366,17 @@ TEST_F(LaunchTest, MockRunsAttuneSimJobOnTheWrittenWrapper) {
   EXPECT_EQ(Recipe::load(written("train.attune.yaml")).measure().steps, 60);
 }
 
-TEST_F(LaunchTest, MockPassesStepsSeedAndAnAbsolutePerturbation) {
+TEST_F(LaunchTest, MockPassesStepsSeedAndAnAbsoluteTruthFile) {
   LaunchRequest q = request();
   q.steps = 12;
   q.seed = 42;
   const fs::path perturb = scratch_.path() / "src" / "truth.yaml";
   std::ofstream(perturb) << "gemm: 0.9\n";
   // A relative path becomes absolute: the job runs in the run directory.
-  q.sim_perturb = fs::relative(perturb, fs::current_path()).string();
+  q.truth_file = fs::relative(perturb, fs::current_path()).string();
   const RunSpec s = prepare_launch(megatron(), mock(), q);
   EXPECT_EQ(s.command, (Argv{"/opt/attune/bin/attune", "sim", "job", written("train.attune.yaml"), "--time-scale", "60",
-                             "--steps", "12", "--sim-seed", "42", "--sim-perturb", fs::absolute(q.sim_perturb).string()}));
+                             "--steps", "12", "--seed", "42", "--truth-file", fs::absolute(q.truth_file).string()}));
   EXPECT_TRUE(fs::path(s.command.back()).is_absolute());
   EXPECT_TRUE(fs::equivalent(s.command.back(), perturb));
 }

@@ -66,9 +66,9 @@ TEST(Effects, BestFactorsBoundEveryCompletion) {
   Workload w = moe_on_two_nodes();
   Perturbation truth;
   auto cond = [](Property p, long long v) { return Condition{p, {{v, v}}}; };
-  truth.effects.push_back({Term::EpComm, 0.5, {cond(Property::Dispatcher, dispatcher::kDeepEp), cond(Property::NcclProto, nccl_proto::kSimple)}, "", 0});
-  truth.effects.push_back({Term::TpHide, 2.0, {cond(Property::MaxConnections, max_connections::k1)}, "", 0});
-  truth.effects.push_back({Term::Step, 1.2, {cond(Property::CudaGraphs, cuda_graphs::kLayers)}, "", 0});
+  truth.effects.push_back({Term::EpComm, 0.5, {cond(property_of(Choice::Dispatcher), dispatcher::kDeepEp), cond(property_of(Choice::NcclProto), nccl_proto::kSimple)}, "", 0});
+  truth.effects.push_back({Term::TpHide, 2.0, {cond(property_of(Choice::MaxConnections), max_connections::k1)}, "", 0});
+  truth.effects.push_back({Term::Step, 1.2, {cond(property_of(Choice::CudaGraphs), cuda_graphs::kLayers)}, "", 0});
   const StepParts parts = step_parts(w, truth);
   ASSERT_TRUE(parts.failure.empty()) << parts.error;
   std::array<std::uint32_t, kChoiceCount> domain{};
@@ -122,7 +122,7 @@ TEST(Effects, ConditionsTestChoicesAndLayout) {
   // A layout condition that fails drops the effect; one that holds keeps it.
   ASSERT_TRUE(resolve({Term::Step, 2.0, {Condition{Property::Tp, {{4, 8}}}}, "", 0}, w, out));
   EXPECT_TRUE(out.empty());
-  ASSERT_TRUE(resolve({Term::Step, 2.0, {Condition{Property::Tp, {{1, 2}}}, Condition{Property::CudaGraphs, {{1, 1}}}}, "", 0}, w, out));
+  ASSERT_TRUE(resolve({Term::Step, 2.0, {Condition{Property::Tp, {{1, 2}}}, Condition{property_of(Choice::CudaGraphs), {{1, 1}}}}, "", 0}, w, out));
   ASSERT_EQ(out.size(), 1u);
   auto choices = w.knobs.choices;
   EXPECT_EQ(factors_for(out, choices)[static_cast<int>(Term::Step)], 1.0);  // graphs are off

@@ -122,10 +122,10 @@ Perturbation tangled_truth() {
   Perturbation t;
   t.memory = 1.1;
   auto cond = [](Property p, long long v) { return Condition{p, {{v, v}}}; };
-  t.effects.push_back({Term::Step, 1.15, {cond(Property::CudaGraphs, cuda_graphs::kLayers), cond(Property::TpCommOverlap, 1)}, "", 0});
-  t.effects.push_back({Term::Attention, 0.7, {cond(Property::Attention, attention::kFlash), cond(Property::Tp, 2)}, "", 0});
-  t.effects.push_back({Term::Step, 0.9, {cond(Property::NcclProto, nccl_proto::kSimple), cond(Property::Recompute, 0)}, "", 0});
-  t.failures.push_back({{cond(Property::Workers, workers::k0), cond(Property::Mbs, 2)}, FailureKind::Hang, 3, "", "", 0});
+  t.effects.push_back({Term::Step, 1.15, {cond(property_of(Choice::CudaGraphs), cuda_graphs::kLayers), cond(property_of(Choice::TpCommOverlap), 1)}, "", 0});
+  t.effects.push_back({Term::Attention, 0.7, {cond(property_of(Choice::Attention), attention::kFlash), cond(Property::Tp, 2)}, "", 0});
+  t.effects.push_back({Term::Step, 0.9, {cond(property_of(Choice::NcclProto), nccl_proto::kSimple), cond(Property::Recompute, 0)}, "", 0});
+  t.failures.push_back({{cond(property_of(Choice::Workers), workers::k0), cond(Property::Mbs, 2)}, FailureKind::Hang, 3, "", "", 0});
   return t;
 }
 

@@ -264,22 +264,26 @@ TEST(MemoryStates, ExpertOptimizerShardsOverExpertDp) {
 
 TEST(MemoryActivations, ModernLayerIs34hForLlama3_8b) {
   // 8h + 4q + 4kv + 6f = 139,264 B = 34 h (§3.2).
-  const TokenBytes t = layer_token_bytes(llama3_8b(), false, false, false, 1);
+  const TokenBytes t = layer_token_bytes(llama3_8b(), false, 0u, false, 1);
   EXPECT_DOUBLE_EQ(t.total(), 8 * 4096 + 4 * 4096 + 4 * 1024 + 6 * 14336);
   EXPECT_DOUBLE_EQ(t.total(), 34 * 4096);
   EXPECT_DOUBLE_EQ(t.sequence_parallel_only, 8 * 4096);
 }
 
 TEST(MemoryActivations, SelectiveDropsMlpIntermediatesFp8StoresLinearInputs) {
+  constexpr unsigned kMlpDropped = recompute_module::kMlp;
   const recipe::ModelSpec m = llama3_8b();
-  EXPECT_DOUBLE_EQ(layer_token_bytes(m, false, true, false, 1).total(), 8 * 4096 + 4 * 4096 + 4 * 1024);
+  // Recomputing the MLP (Megatron's `mlp` module, most of torchtitan's
+  // per-op policy) drops its input and intermediates.
+  EXPECT_DOUBLE_EQ(layer_token_bytes(m, false, kMlpDropped, false, 1).total(), 8 * 4096 + 4 * 4096 + 4 * 1024);
   // FP8: QKV, FC1 and FC2 inputs at 1 B; the out-projection's FP8 input is a
   // copy beside flash attention's bf16 output.
-  EXPECT_DOUBLE_EQ(layer_token_bytes(m, false, false, true, 1).total(),
+  EXPECT_DOUBLE_EQ(layer_token_bytes(m, false, 0u, true, 1).total(),
                    34 * 4096 - 4096 - 4096 - 14336 + 4096);
 }
 
 TEST(MemoryActivations, SelectiveMlaRebuildsQkvFromLatents) {
+  constexpr unsigned kMlpDropped = recompute_module::kMlp | recompute_module::kMlaUpProj;
   recipe::ModelSpec m = toy_dense();
   m.q_lora_rank = 16;
   m.kv_lora_rank = 8;
@@ -288,8 +292,8 @@ TEST(MemoryActivations, SelectiveMlaRebuildsQkvFromLatents) {
   m.v_head_dim = 10;
   const double qkv = 2 * (4 * 16.0 + 4 * 16.0 + 4 * 10.0);
   const double mlp = 4 * 128.0 + 2 * 128.0;
-  EXPECT_DOUBLE_EQ(layer_token_bytes(m, false, false, false, 1).total() -
-                       layer_token_bytes(m, false, true, false, 1).total(),
+  EXPECT_DOUBLE_EQ(layer_token_bytes(m, false, 0u, false, 1).total() -
+                       layer_token_bytes(m, false, kMlpDropped, false, 1).total(),
                    qkv + mlp);
 }
 
@@ -318,18 +322,22 @@ TEST(MemoryActivations, FullRecomputeKeepsTheLayerInput) {
 
 TEST(MemoryActivations, WithoutFlashAttentionTheScoresAreStored) {
   Workload w = workload(llama3_8b(), {.tp = 2, .mbs = 2, .seq = 4096});
-  const double flash = layer_activation_bytes(w, false, Recompute::kNone);
   w.knobs.set(Choice::Attention, attention::kUnfused);
-  // 5 a s^2 b / t (Korthikanti Table 2); selective recompute drops it.
-  expect_close(layer_activation_bytes(w, false, Recompute::kNone) - flash, 5.0 * 32 * 4096 * 4096 * 2 / 2);
-  EXPECT_LT(layer_activation_bytes(w, false, Recompute::kSelective), flash);
+  // 5 a s^2 b / t (Korthikanti Table 2); recomputing core attention drops it,
+  // recomputing only the MLP does not.
+  expect_close(attention_score_bytes(w, Recompute::kNone), 5.0 * 32 * 4096 * 4096 * 2 / 2);
+  w.knobs.recompute_modules = recompute_module::kCoreAttn;
+  EXPECT_EQ(attention_score_bytes(w, Recompute::kSelective), 0);
+  w.knobs.recompute_modules = recompute_module::kMlp;
+  expect_close(attention_score_bytes(w, Recompute::kSelective), 5.0 * 32 * 4096 * 4096 * 2 / 2);
+  EXPECT_EQ(attention_score_bytes(w, Recompute::kFull), 0);
 }
 
 TEST(MemoryActivations, MoeTokensScaleWithTopK) {
   recipe::ModelSpec m = toy_moe();
-  const double k2 = layer_token_bytes(m, true, false, false, 1).total();
+  const double k2 = layer_token_bytes(m, true, 0u, false, 1).total();
   m.top_k = 4;
-  const double k4 = layer_token_bytes(m, true, false, false, 1).total();
+  const double k4 = layer_token_bytes(m, true, 0u, false, 1).total();
   // Per extra routed copy: dispatched input 2h + gate/up 4f + FC2 input 2f.
   EXPECT_DOUBLE_EQ(k4 - k2, 2 * (2 * 64.0 + 4 * 32 + 2 * 32));
 }
@@ -366,7 +374,7 @@ TEST(MemoryPipeline, FirstStageHoldsOneModelOfActivations) {
   Workload w = workload(m, {.pp = 4, .dp = 1, .gbs = 16, .seq = 32});
   const MemoryBreakdown b = estimate_memory(w, 0);
   // 4 micro-batches x 1 layer, + input ids / positions and embedding output.
-  const double layer = 32 * layer_token_bytes(w.model, false, false, false, 1).total();
+  const double layer = 32 * layer_token_bytes(w.model, false, 0u, false, 1).total();
   expect_close(b.activations_gib * kGiB, 4 * layer + 4 * (8.0 * 32 + 32 * 64));
 }
 
@@ -376,7 +384,7 @@ TEST(MemoryPipeline, LastStageWinsWhenTheLogitsDominate) {
   Workload w = workload(m, {.pp = 2, .dp = 1, .gbs = 8, .seq = 256});
   StageLayers last = stage_layers(m, 2, false);
   const MemoryBreakdown b = estimate_memory(w, 0);
-  const double layers = last.total() * 256 * layer_token_bytes(m, false, false, false, 1).total();
+  const double layers = last.total() * 256 * layer_token_bytes(m, false, 0u, false, 1).total();
   const double logits = 4.0 * 256 * 64 + 10.0 * 256 * m.vocab;
   expect_close(b.activations_gib * kGiB, layers + logits);  // one micro-batch in flight on the last stage
   bool named = false;
@@ -445,6 +453,7 @@ Workload titan(const recipe::ModelSpec& m, const Layout& l, const char* recomput
   Workload w = workload(m, l);
   w.plan.dp_shard = l.dp;
   w.knobs.recompute_granularity = recompute;
+  w.knobs.per_op_selective = std::string_view(recompute) == "selective";  // torchtitan's SAC is per-op
   w.knobs.fp8 = fp8;
   w.knobs.set(Choice::Expandable, 1);
   return w;

@@ -67,7 +67,7 @@ failures:
   EXPECT_EQ(graphs.why, "re-capture");
   EXPECT_EQ(graphs.line, 3);
   ASSERT_EQ(graphs.when.size(), 2u);
-  EXPECT_EQ(graphs.when[0].property, Property::CudaGraphs);  // lever/value is the first condition
+  EXPECT_EQ(graphs.when[0].property, property_of(Choice::CudaGraphs));  // lever/value is the first condition
   EXPECT_TRUE(graphs.when[0].holds(cuda_graphs::kLayers));
   EXPECT_FALSE(graphs.when[0].holds(cuda_graphs::kFull));
   EXPECT_TRUE(graphs.when[1].holds(dispatcher::kDeepEp));
@@ -221,13 +221,14 @@ effects:
 }
 
 TEST(Perturbation, FailureRulesFailTheSettingTheyName) {
-  Workload w = llama3_8b(1, 1);
+  Workload w = llama3_8b(1, 2);
   const Perturbation truth = parse_perturbation("t.yaml", R"(
 failures:
   - {lever: attention, value: flash, kind: import_error, message: "ModuleNotFoundError: No module named 'flash_attn'"}
   - {lever: nccl_proto, value: simple, kind: hang, at_step: 4}
 )");
-  EXPECT_TRUE(predict(w, truth).ok);
+  const Prediction base = predict(w, truth);
+  EXPECT_TRUE(base.ok) << base.failure << ": " << base.error;
   w.knobs.set(Choice::Attention, attention::kFlash);
   Prediction p = predict(w, truth);
   EXPECT_EQ(p.failure, "import_error");

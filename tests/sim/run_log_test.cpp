@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -162,19 +163,21 @@ TEST(RunLog, UnknownFlavourOverrideThrowsNamingTheAcceptedOnes) {
   EXPECT_TRUE(out.str().empty());
 }
 
-// Mean over the steady steps of 200: a step waits for a straggler with
-// probability 0.2 and then takes twice as long, so the mean rises by
-// 0.2 x (2 - 1) = 20% (binomial spread over ~180 steps: about 3%).
-TEST(RunLog, StragglersSlowTheMeanStepNotTheMedian) {
+// Mean over the steady steps of 200: a step waits for a straggler with the
+// chance that one of the 8 GPUs straggles, 1 - (1 - 0.0275)^8 = 0.2, and then
+// takes twice as long, so the mean rises by 0.2 x (2 - 1) = 20% (binomial
+// spread over ~180 steps: about 3%).
+TEST(RunLog, StragglersPerGpuSlowTheMeanStepNotTheMedian) {
   Workload w = llama3_8b_on_h100("megatron");
   Prediction p = predict(w);
   ASSERT_TRUE(p.ok) << p.error;
   RunOptions o;
   o.steps = 200;
   o.seed = 11;
+  o.noise.run_cv = 0;
   const diagnose::Diagnosis calm = round_trip(w, p, o);
-  o.straggler_probability = 0.2;
-  o.straggler_slowdown = 2;
+  o.noise.straggler_probability = 0.0275;
+  o.noise.straggler_slowdown = 2;
   const diagnose::Diagnosis slow = round_trip(w, p, o);
   ASSERT_TRUE(calm.steady.mean_step_time_s && slow.steady.mean_step_time_s);
   const double rise = *slow.steady.mean_step_time_s / *calm.steady.mean_step_time_s;
@@ -186,17 +189,126 @@ TEST(RunLog, StragglersSlowTheMeanStepNotTheMedian) {
   RunOptions other = o;
   other.seed = 12;
   EXPECT_NE(log_text(w, p, o), log_text(w, p, other));
+  // The same chance per GPU on 64 GPUs holds up 83% of the steps.
+  Workload wide = w;
+  wide.plan.world = 64;
+  wide.plan.nodes = 8;
+  wide.plan.dp = 32;
+  wide.plan.gbs = 512;
+  const Prediction pw = predict(wide);
+  ASSERT_TRUE(pw.ok) << pw.error;
+  const diagnose::Diagnosis many = round_trip(wide, pw, o);
+  ASSERT_TRUE(many.step_time_s);
+  EXPECT_GT(*many.step_time_s / pw.step_time_s, 1.8);  // the median step is a straggler's
 }
 
-TEST(RunLog, StragglerSettingsOutOfRangeThrow) {
+TEST(RunLog, NoiseSettingsOutOfRangeThrow) {
   Workload w = llama3_8b_on_h100("megatron");
   Prediction p = predict(w);
   RunOptions o;
-  o.straggler_probability = 1.5;
+  o.noise.straggler_probability = 1.5;
   EXPECT_THROW(log_text(w, p, o), std::invalid_argument);
-  o.straggler_probability = 0.1;
-  o.straggler_slowdown = 0;
+  o.noise.straggler_probability = 0.1;
+  o.noise.straggler_slowdown = 0;
   EXPECT_THROW(log_text(w, p, o), std::invalid_argument);
+  o.noise.straggler_slowdown = 1.5;
+  o.noise.run_cv = -0.1;
+  EXPECT_THROW(log_text(w, p, o), std::invalid_argument);
+}
+
+double stddev(const std::vector<double>& v) {
+  double mean = 0, sq = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  for (double x : v) sq += (x - mean) * (x - mean);
+  return std::sqrt(sq / static_cast<double>(v.size() - 1));
+}
+
+// Each launch draws its own run-level factor: across 300 seeds its spread is
+// the run CV (sampling error of a standard deviation over 300: about 4%),
+// and the log's steady step follows it.
+TEST(RunLog, EachLaunchDrawsARunLevelFactorWithTheRunCv) {
+  Workload w = llama3_8b_on_h100("megatron");
+  const Prediction p = predict(w);
+  RunOptions o;
+  o.steps = 3;
+  o.noise.run_cv = 0.04;
+  o.noise.step_cv = 0;
+  std::vector<double> factors;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    o.seed = seed;
+    std::ostringstream out;
+    factors.push_back(write_run_log(w, p, o, out).run_factor);
+  }
+  EXPECT_NEAR(stddev(factors), 0.04, 0.006);
+  o.steps = 30;
+  o.seed = 3;
+  std::ostringstream out;
+  const double factor = write_run_log(w, p, o, out).run_factor;
+  const diagnose::Diagnosis d = round_trip(w, p, o);
+  ASSERT_TRUE(d.step_time_s);
+  EXPECT_NEAR(*d.step_time_s / p.step_time_s, factor, 0.002);
+}
+
+// On 8 nodes the CV adds three doublings' worth; a slow node (certain here)
+// slows the whole run by its factor.
+TEST(RunLog, RunCvGrowsWithNodesAndASlowNodeSlowsTheRun) {
+  Workload w = llama3_8b_on_h100("megatron");
+  w.plan.world = 64;
+  w.plan.nodes = 8;
+  w.plan.dp = 32;
+  w.plan.gbs = 512;
+  const Prediction p = predict(w);
+  ASSERT_TRUE(p.ok) << p.error;
+  RunOptions o;
+  o.steps = 3;
+  o.noise.run_cv = 0.01;
+  o.noise.per_node_doubling_cv = 0.01;
+  o.noise.cross_node_cv = 0;
+  std::vector<double> factors;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    o.seed = seed;
+    std::ostringstream out;
+    factors.push_back(write_run_log(w, p, o, out).run_factor);
+  }
+  EXPECT_NEAR(stddev(factors), 0.04, 0.006);
+  o.noise.run_cv = o.noise.per_node_doubling_cv = 0;
+  o.noise.slow_node_probability = 1;
+  o.noise.slow_node_slowdown = 1.3;
+  std::ostringstream out;
+  EXPECT_DOUBLE_EQ(write_run_log(w, p, o, out).run_factor, 1.3);
+}
+
+// Start-up comes before the first step's lines, the first step carries its
+// set-up, and without noise the run takes what expected_run_seconds says.
+TEST(RunLog, StartUpAndTheFirstStepCostWhatTheyShould) {
+  Workload w = llama3_8b_on_h100("megatron");
+  const Prediction p = predict(w);
+  const Perturbation truth;
+  RunOptions o = run_options(w, p, truth, 5, 20);
+  o.noise = NoiseModel{0, 0, 0, 0};
+  EXPECT_DOUBLE_EQ(o.startup_s, startup_seconds(w, truth));
+  EXPECT_GT(o.startup_s, 60);
+  std::vector<double> at;
+  o.before_lines = [&](double s) { at.push_back(s); };
+  std::ostringstream out;
+  const RunOutcome r = write_run_log(w, p, o, out);
+  ASSERT_GE(at.size(), 20u);
+  EXPECT_NEAR(at.front(), o.startup_s + 3 * p.step_time_s + o.first_step_extra_s, 1e-6);
+  EXPECT_NEAR(r.elapsed_s, expected_run_seconds(w, p, truth, 20), 1e-6);
+  EXPECT_TRUE(r.failure.empty());
+  // A slower start-up in the truth, a longer one on a larger world, graphs
+  // captured on the first step.
+  Perturbation slow;
+  slow.startup = 2;
+  EXPECT_DOUBLE_EQ(startup_seconds(w, slow), 2 * startup_seconds(w, truth));
+  Workload wide = w;
+  wide.plan.world = 256;
+  wide.plan.nodes = 32;
+  EXPECT_GT(startup_seconds(wide, truth), startup_seconds(w, truth));
+  Workload graphs = w;
+  graphs.knobs.set(Choice::CudaGraphs, cuda_graphs::kLayers);
+  EXPECT_GT(first_step_extra_seconds(graphs), first_step_extra_seconds(w));
 }
 
 // One case per format the simulator prints, chosen the way a recipe would
@@ -258,6 +370,101 @@ TEST_P(RunLogFlavour, FailuresAreDiagnosedInEveryFormat) {
   const diagnose::Diagnosis id = round_trip(bad, invalid, options());
   ASSERT_TRUE(id.failure);
   EXPECT_EQ(diagnose::to_string(id.failure->kind), "invalid_argument");
+}
+
+// A failure as the truth (or the model) predicts it, at a step.
+Prediction failing(Prediction p, const std::string& kind, int at_step, const std::string& message = "") {
+  p.failure = kind;
+  p.fails_at_step = at_step;
+  p.error = message;
+  return p;
+}
+
+std::string diagnosed_kind(const diagnose::Diagnosis& d) {
+  return d.failure ? diagnose::to_string(d.failure->kind) : std::string("(none)");
+}
+
+// Every way a simulated run ends is read back by the diagnoser as that kind,
+// at the time the real failure would take.
+TEST_P(RunLogFlavour, EveryFailureKindIsDiagnosedAsItself) {
+  const Workload w = workload();
+  const Prediction p = predict(w);
+  ASSERT_TRUE(p.ok) << p.error;
+  RunOptions o = options();
+  o.noise.run_cv = 0;
+  struct Case {
+    std::string kind, message;
+    int at_step;
+  };
+  const std::vector<Case> cases = {
+      {"import_error", "ModuleNotFoundError: No module named 'flash_attn_interface'", 0},
+      {"invalid_argument", "ValueError: num_attention_heads (32) must be divisible by tensor_model_parallel_size (3)", 0},
+      {"hang", "", 30},
+      {"nccl_timeout", "", 30},
+      {"nccl_error", "", 20},
+      {"illegal_memory_access", "", 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kind);
+    const Prediction f = failing(p, c.kind, c.at_step, c.message);
+    const diagnose::Diagnosis d = round_trip(w, f, o);
+    EXPECT_EQ(diagnosed_kind(d), c.kind) << log_text(w, f, o);
+    std::ostringstream out;
+    const RunOutcome r = write_run_log(w, f, o, out);
+    EXPECT_EQ(r.failure, c.kind);
+    if (c.at_step == 0) {
+      EXPECT_LT(r.elapsed_s, o.startup_s);  // before the first step
+      EXPECT_EQ(d.steps, 0);
+    } else {
+      EXPECT_EQ(r.failed_at_step, c.at_step);
+      EXPECT_EQ(d.steps, c.at_step - 1);
+    }
+    if (c.kind == "hang") {
+      EXPECT_NEAR(r.elapsed_s - r.stalled_at_s, o.nccl_timeout_s, 1e-6);  // the watchdog's timeout
+    }
+    if (c.kind == "nccl_timeout") {
+      EXPECT_NEAR(r.elapsed_s - r.stalled_at_s, 15 * p.step_time_s, 1e-6);
+    }
+  }
+}
+
+TEST_P(RunLogFlavour, OomsAtTheOptimizerAndLateAreDiagnosed) {
+  const Workload w = workload();
+  Prediction p = predict(w);
+  RunOptions o = options();
+  // Out of memory once the optimizer state is allocated: the first step's end.
+  Prediction at_optimizer = failing(p, "oom", 1);
+  at_optimizer.oom_at_optimizer = true;
+  at_optimizer.memory.total_gib = p.hbm_gib + 2;
+  EXPECT_EQ(diagnosed_kind(round_trip(w, at_optimizer, o)), "oom");
+  std::ostringstream a;
+  const RunOutcome first = write_run_log(w, at_optimizer, o, a);
+  EXPECT_EQ(first.failure, "oom");
+  EXPECT_NE(a.str().find("torch/optim/adam.py"), std::string::npos) << a.str();  // the optimizer allocates its state
+  // A run within the risk margin: certain here, at a step past the second.
+  o.oom_risk = 1;
+  const diagnose::Diagnosis late = round_trip(w, p, o);
+  EXPECT_EQ(diagnosed_kind(late), "oom");
+  std::ostringstream b;
+  const RunOutcome r = write_run_log(w, p, o, b);
+  EXPECT_EQ(r.failure, "oom");
+  EXPECT_GE(r.failed_at_step, 3);
+  EXPECT_LE(r.failed_at_step, o.steps);
+  EXPECT_EQ(late.steps, r.failed_at_step - 1);
+}
+
+TEST_P(RunLogFlavour, ANodeFailureEndsTheRunWithSlurmsLines) {
+  const Workload w = workload();
+  const Prediction p = predict(w);
+  RunOptions o = options();
+  o.noise.node_failure_per_node_hour = 3600;  // about one a second
+  const diagnose::Diagnosis d = round_trip(w, p, o);
+  EXPECT_EQ(diagnosed_kind(d), "node_failure");
+  std::ostringstream out;
+  const RunOutcome r = write_run_log(w, p, o, out);
+  EXPECT_EQ(r.failure, "node_failure");
+  EXPECT_LT(r.elapsed_s, o.startup_s + 60);
+  EXPECT_NE(out.str().find("DUE TO NODE FAILURE"), std::string::npos);
 }
 
 // The diagnoser's reader joins a line of exactly 80 characters with the next

@@ -46,7 +46,7 @@ TEST(StepModel, Llama3_8bOnOneH100NodeIsInThePublishedRange) {
   EXPECT_LT(p.mfu, 0.7);
   const auto& b = p.breakdown;
   const double sum = b.compute_s + b.recompute_s + b.memory_bound_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s +
-                     b.dp_comm_s + b.pp_comm_s + b.bubble_s + b.optimizer_s + b.other_s;
+                     b.dp_comm_s + b.pp_comm_s + b.bubble_s + b.optimizer_s + b.offload_s + b.data_s + b.other_s;
   EXPECT_NEAR(sum, p.step_time_s, 1e-12);  // the breakdown explains the whole step
   EXPECT_GT(b.compute_s, 0.5 * p.step_time_s);
 }

@@ -86,6 +86,8 @@ inline constexpr std::size_t kPropertyCount = kChoiceCount + 22;
 std::string_view property_name(Property p);
 std::optional<Property> property_by_name(std::string_view name);
 bool is_choice(Property p);
+// The property a choice is read as.
+constexpr Property property_of(Choice c) { return static_cast<Property>(static_cast<std::uint8_t>(c)); }
 // The value of a structural or layout property for a workload (choices too).
 long long property_value(const Workload& w, Property p);
 

@@ -36,12 +36,14 @@ struct ScenarioHarness {
   double budget_gpu_hours = 200;        // a campaign's budget on this scenario
   bool vendor_tuned = false;            // the recipe starts near its optimum, as vendor-tuned ones do
   std::string trap;                     // the OOM or failure the prior does not predict ("" = none)
-  // Recorded by `attune sim optimum DIR --truth --record`.
+  // Recorded by `attune sim scenarios --record`.
   std::optional<double> baseline_tokens_per_s_per_gpu;
   std::optional<double> optimum_tokens_per_s_per_gpu;
   std::optional<double> prior_regret;
   std::optional<double> greedy_shortfall;
   std::optional<int> greedy_trials;
+  std::optional<int> traps;
+  std::optional<double> trial_gpu_hours;
   std::vector<std::string> optimum_edits;  // "lever: from -> to"
   std::vector<std::string> prior_edits;
 };
@@ -54,12 +56,15 @@ std::string scenario_file(const std::string& path);
 // Throws InputError naming the file, line and key on bad input.
 Scenario read_scenario(const std::string& path);
 ScenarioHarness read_harness(const std::string& path);
-// Every scenario directory under `root`, sorted by name.
+// Every scenario directory under `root`, sorted by name; `root` itself when it
+// is one.
 std::vector<std::string> scenario_dirs(const std::string& root);
 
 struct RecordedFigures {
   double baseline = 0, optimum = 0, prior_regret = 0, greedy_shortfall = 0;
   int greedy_trials = 0;
+  int traps = 0;
+  double trial_gpu_hours = 0;
   std::vector<std::string> optimum_edits, prior_edits;
 };
 // The harness file's text with its recorded figures replaced (comments and

@@ -14,6 +14,7 @@
 
 #include "attune/gate/correctness_gate.h"
 #include "attune/sim/optimum.h"
+#include "attune/sim/scenario.h"
 
 namespace attune::sim {
 
@@ -57,7 +58,12 @@ struct ScenarioReport {
 // Figures for one scenario directory (its truth applied; the gate's options
 // as given: FP8 only when allowed).
 ScenarioFigures scenario_figures(const std::string& dir, const gate::CorrectnessGate& gate);
-ScenarioReport scenario_report(const std::vector<std::string>& dirs, const gate::CorrectnessGate& gate);
+// With `record`, each scenario's figures are written into its harness file
+// (harness.yaml beside scenario.yaml, created when missing).
+ScenarioReport scenario_report(const std::vector<std::string>& dirs, const gate::CorrectnessGate& gate,
+                               bool record = false);
+// What the harness records of a scenario's figures.
+RecordedFigures recorded(const ScenarioFigures& f);
 ScenarioTargets targets_of(const std::vector<ScenarioFigures>& scenarios);
 
 nlohmann::json to_json(const ScenarioReport& r);
