@@ -65,7 +65,8 @@ install_packages() {
   local pkgs=(slurmctld slurmd slurm-client munge)
   [ "$DBD" = 1 ] && pkgs+=(slurmdbd mariadb-server)
   local missing=() p installed
-  installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null | awk '/ install ok installed$/ { print $1 }')
+  # dpkg-query exits 1 when a package is unknown (a fresh machine): that is what we are here to find out.
+  installed=$( (dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null || true) | awk '/ install ok installed$/ { print $1 }')
   for p in "${pkgs[@]}"; do
     grep -qxF "$p" <<<"$installed" || missing+=("$p")
   done

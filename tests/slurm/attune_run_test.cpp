@@ -31,7 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const std::string kRecipe = std::string(ATTUNE_SOURCE_DIR) + "/recipes/examples/llama3-8b.attune.yaml";
 
 class AttuneRunTest : public ::testing::Test {
  protected:
@@ -55,8 +54,25 @@ class AttuneRunTest : public ::testing::Test {
     return run_process(args, o);
   }
 
-  std::vector<std::string> run_args(const std::string& run_dir, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"run", kRecipe, "--cluster", "mock", "--run-dir", run_dir, "--json"};
+  // The example wrapper with its measure.steps set (what a run measures is
+  // the wrapper's), beside the example's launch script.
+  std::string wrapper(int steps) {
+    const std::string path = std::string(ATTUNE_SOURCE_DIR) + "/recipes/examples/llama3-8b.attune.yaml";
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string from = "measure: {steps: 60,";
+    const auto at = text.find(from);
+    if (at == std::string::npos) ADD_FAILURE() << path << " no longer says " << from;
+    else text.replace(at, from.size(), "measure: {steps: " + std::to_string(steps) + ",");
+    const auto config = text.find("config: ");
+    if (config != std::string::npos) text.insert(config + 8, std::string(ATTUNE_SOURCE_DIR) + "/recipes/examples/");
+    const std::string out = (std::filesystem::path(dir_) / ("llama3-8b-" + std::to_string(steps) + ".attune.yaml")).string();
+    std::ofstream(out) << text;
+    return out;
+  }
+
+  std::vector<std::string> run_args(const std::string& run_dir, int steps, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"run", wrapper(steps), "--cluster", "mock", "--run-dir", run_dir, "--json"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -125,7 +141,7 @@ class AttuneRunTest : public ::testing::Test {
 
 TEST_F(AttuneRunTest, OneNodeRunCompletesAndIsDiagnosed) {
   const std::string run_dir = (dir_ / "one").string();
-  const ProcessResult r = attune(run_args(run_dir, {"--steps", "12"}));
+  const ProcessResult r = attune(run_args(run_dir, 12));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["cluster"], "mock");
@@ -146,7 +162,7 @@ TEST_F(AttuneRunTest, OneNodeRunCompletesAndIsDiagnosed) {
 
 TEST_F(AttuneRunTest, TwoNodeRunCompletesOnTwoNodes) {
   const std::string run_dir = (dir_ / "two").string();
-  const ProcessResult r = attune(run_args(run_dir, {"--steps", "8", "--nodes", "2", "--gpu", "h200"}));
+  const ProcessResult r = attune(run_args(run_dir, 8, {"--nodes", "2", "--gpu", "h200"}));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["state"], "completed");
@@ -159,7 +175,7 @@ TEST_F(AttuneRunTest, TwoNodeRunCompletesOnTwoNodes) {
 
 TEST_F(AttuneRunTest, InterruptCancelsTheJob) {
   const std::string run_dir = (dir_ / "int").string();
-  const pid_t pid = start_attune(run_args(run_dir, {"--steps", "200"}), (dir_ / "int.out").string());
+  const pid_t pid = start_attune(run_args(run_dir, 200), (dir_ / "int.out").string());
   const std::string id = wait_running_job(run_dir, 120);
   ASSERT_FALSE(id.empty()) << read_file((dir_ / "int.out").string());
   ::kill(pid, SIGINT);
@@ -175,7 +191,7 @@ TEST_F(AttuneRunTest, InterruptCancelsTheJob) {
 
 TEST_F(AttuneRunTest, KilledAttuneReattachesWithoutLaunchingTwice) {
   const std::string run_dir = (dir_ / "kill").string();
-  const auto args = run_args(run_dir, {"--steps", "30"});
+  const auto args = run_args(run_dir, 30);
   const pid_t pid = start_attune(args, (dir_ / "kill.out").string());
   const std::string id = wait_running_job(run_dir, 120);
   ASSERT_FALSE(id.empty()) << read_file((dir_ / "kill.out").string());
@@ -213,7 +229,7 @@ TEST_F(AttuneRunTest, SbatchRefusalNamesTheSettingAndLaunchesNothing) {
                       << std::getenv("SLURM_CONF") << "\n";
   const std::string run_dir = (dir_ / "refused").string();
   const ProcessResult r =
-      attune({"run", kRecipe, "--cluster", "strict", "--clusters", conf, "--run-dir", run_dir, "--steps", "5"}, 60);
+      attune({"run", wrapper(5), "--cluster", "strict", "--clusters", conf, "--run-dir", run_dir}, 60);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("account 'nosuch'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("Invalid account"), std::string::npos) << r.err;
