@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <unistd.h>
 
 #include "attune/diagnose/diagnosis.h"
@@ -82,6 +83,66 @@ TEST_F(SimClusterTest, SameSeedSameLogAndRunsDrawTheirOwnNoise) {
   const RunId b1 = b.submit(approved(), spec("b1"));
   EXPECT_EQ(a.log(a1), b.log(b1));
   EXPECT_NE(a.log(a1), a.log(a2));
+}
+
+// The truth's failure rules strike at their step with the framework's error.
+TEST_F(SimClusterTest, ATruthFailureRuleFailsTheRunAtItsStep) {
+  SimCluster cluster(sim::parse_perturbation("truth.yaml", R"(
+failures:
+  - {when: {tp: 2}, kind: illegal_memory_access, at_step: 3, why: "a TP2 kernel bug in this build"}
+)"));
+  const RunId id = cluster.submit(approved(), spec("bad"));
+  const RunStatus st = cluster.poll(id);
+  EXPECT_EQ(st.state, RunState::Failed);
+  EXPECT_NE(st.reason.find("illegal_memory_access"), std::string::npos) << st.reason;
+  EXPECT_NE(st.reason.find("at step 3"), std::string::npos) << st.reason;
+  const std::string log = cluster.log(id);
+  EXPECT_NE(log.find("an illegal memory access was encountered"), std::string::npos) << log;
+  EXPECT_NE(log.find("iteration        2/"), std::string::npos);
+  EXPECT_EQ(log.find("iteration        3/"), std::string::npos);
+  // The same rule on another layout does not fire.
+  SimCluster other(sim::parse_perturbation("truth.yaml", "failures:\n  - {when: {tp: 4}, kind: hang}\n"));
+  EXPECT_EQ(other.poll(other.submit(approved(), spec("fine"))).state, RunState::Completed);
+}
+
+// A hang: no step after the stall, and attune's watchdog cancels the run
+// before NCCL's 10-minute timeout would; the log ends at the last step.
+TEST_F(SimClusterTest, AHangIsCancelledByTheWatchdog) {
+  SimWatchdog watchdog;
+  watchdog.min_hang_s = 120;
+  SimCluster cluster(sim::parse_perturbation("truth.yaml", "failures:\n  - {when: {tp: 2}, kind: hang, at_step: 5}\n"),
+                     1, watchdog);
+  RunSpec s = spec("hang");
+  s.expected_step_s = 5;
+  const RunStatus st = cluster.poll(cluster.submit(approved(), s));
+  EXPECT_EQ(st.state, RunState::Hang);
+  EXPECT_NE(st.reason.find("no new step for 120 s"), std::string::npos) << st.reason;
+  const std::string log = read_file(s.log_path);
+  EXPECT_NE(log.find("iteration        4/"), std::string::npos);
+  EXPECT_EQ(log.find("Watchdog caught"), std::string::npos);  // cancelled before NCCL's timeout
+}
+
+TEST_F(SimClusterTest, ANodeFailureEndsInNodeFail) {
+  sim::Perturbation flaky;
+  flaky.noise.node_failure_per_node_hour = 3600;
+  SimCluster cluster(flaky);
+  const RunId id = cluster.submit(approved(), spec("node"));
+  const RunStatus st = cluster.poll(id);
+  EXPECT_EQ(st.state, RunState::NodeFail);
+  EXPECT_NE(cluster.log(id).find("DUE TO NODE FAILURE"), std::string::npos);
+}
+
+// Every launch draws its own run-level noise from the campaign's seed.
+TEST_F(SimClusterTest, LaunchSeedsAreDistinctAndReproducible) {
+  EXPECT_EQ(SimCluster::launch_seed(7, 1), SimCluster::launch_seed(7, 1));
+  EXPECT_NE(SimCluster::launch_seed(7, 1), SimCluster::launch_seed(7, 2));
+  EXPECT_NE(SimCluster::launch_seed(7, 1), SimCluster::launch_seed(8, 1));
+  sim::Perturbation noisy;
+  noisy.noise.run_cv = 0.05;
+  SimCluster cluster(noisy, 3);
+  std::set<double> elapsed;
+  for (int i = 0; i < 5; ++i) elapsed.insert(cluster.poll(cluster.submit(approved(), spec("n" + std::to_string(i)))).elapsed_s);
+  EXPECT_EQ(elapsed.size(), 5u);
 }
 
 TEST_F(SimClusterTest, AttachAfterARestartReadsHowTheRunEnded) {
