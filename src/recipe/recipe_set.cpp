@@ -286,6 +286,20 @@ std::string lever_label(const Target& t, const std::string& requested) {
   return t.lever ? t.lever->name : requested;
 }
 
+// A framework whose file has no environment section (torchtitan's TOML,
+// Axolotl's and HyperPod's YAML) takes its variables from the launch: an
+// `env.NAME` key written into the file would be an unknown section the
+// framework rejects or ignores, so the edit is refused.
+void refuse_env_outside_the_file(const Recipe& r, const std::vector<Change>& changes, const std::string& requested) {
+  if (r.adapter().catalog().env_root != "-") return;
+  for (const auto& c : changes) {
+    if (c.key.rfind("env.", 0) != 0) continue;
+    throw InputError({r.config_path(), 0, 0}, requested,
+                     r.adapter().catalog().title + "'s config file has no environment section: set " +
+                         c.key.substr(4) + " where the job is launched (the attune wrapper's launch.env)");
+  }
+}
+
 }  // namespace
 
 EditResult Recipe::set(const std::string& lever_or_key, const std::string& value_text, bool allow_new_key) {
@@ -312,6 +326,7 @@ EditResult Recipe::set(const std::string& lever_or_key, const std::string& value
     c.new_value = value;
     result.changes = {c};
   }
+  refuse_env_outside_the_file(*this, result.changes, lever_or_key);
   for (const auto& c : result.changes) work.apply(c);
 
   if (!target.plan_key) {

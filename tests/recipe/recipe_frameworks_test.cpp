@@ -82,6 +82,21 @@ TEST(TorchtitanRecipe, SequenceRuleWithContextParallel) {
   EXPECT_THROW(odd.set("cp", "2"), InputError);
 }
 
+// The TOML has no environment section: an env.NAME edit is refused (it
+// belongs in the launch), and the recipe is left as it was.
+TEST(TorchtitanRecipe, EnvironmentEditsAreRefusedNotWrittenIntoTheToml) {
+  Recipe r = Recipe::from_text("t.toml", kTitan, nodes(1));
+  const std::string before = r.document().text();
+  try {
+    r.set("env.NCCL_NVLS_ENABLE", "0", true);
+    FAIL() << "an environment variable was written into the TOML";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.message().find("launch.env"), std::string::npos) << e.message();
+    EXPECT_EQ(e.key(), "env.NCCL_NVLS_ENABLE");
+  }
+  EXPECT_EQ(r.document().text(), before);
+}
+
 const char* kAutoModel = R"(step_scheduler:
   global_batch_size: 128
   local_batch_size: 1
