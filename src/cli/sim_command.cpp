@@ -67,6 +67,14 @@ struct ScenariosArgs {
   bool record = false;  // write the figures into each scenario's harness file
 };
 
+struct ScoreArgs {
+  std::string scenario;
+  std::string tuned;
+  recipe::RecipeOptions options;  // for the tuned recipe
+  gate::GateOptions gate;
+  bool json = false;
+};
+
 struct CalibrateArgs {
   std::string csv;
   bool json = false;
@@ -211,6 +219,21 @@ int run_optimum(const OptimumArgs& a) {
   return 0;
 }
 
+int run_score(const ScoreArgs& a) {
+  const gate::CorrectnessGate gate(a.gate);
+  const sim::TunedScore s = sim::score_tuned(a.scenario, recipe::Recipe::load(a.tuned, a.options), gate);
+  if (a.json) {
+    print_json(sim::to_json(s));
+    return 0;
+  }
+  if (!s.refused.empty()) fmt::print("refused     the gate refuses the tuned recipe: {}\n", s.refused);
+  if (!s.failure.empty()) fmt::print("failure     the tuned recipe fails under the truth: {}\n", s.failure);
+  fmt::print("score       {:.3f} of the true optimum ({:.0f} tokens/s/GPU tuned{}, optimum {:.0f}, baseline {:.0f})\n",
+             s.score, s.tuned, s.oom_risk > 0 ? fmt::format(", {:.0f}% late-OOM risk", 100 * s.oom_risk) : "",
+             s.optimum, s.baseline);
+  return 0;
+}
+
 int run_scenarios(const ScenariosArgs& a) {
   gate::CorrectnessGate gate(a.gate);
   const sim::ScenarioReport r = sim::scenario_report(sim::scenario_dirs(a.dir), gate, a.record);
@@ -347,6 +370,20 @@ void add_sim_command(CLI::App& app) {
                "Print JSON: {scenarios: [{name, baseline_tokens_per_s_per_gpu, optimum_tokens_per_s_per_gpu, "
                "prior_regret, greedy_shortfall, traps, trial_gpu_hours, trials_that_fit, ...}], targets: {...}}");
   sc->callback([scenarios]() { command_status() = run_scenarios(*scenarios); });
+
+  auto score = std::make_shared<ScoreArgs>();
+  CLI::App* sco = sim->add_subcommand(
+      "score", "Score a tuner's final recipe on a scenario as benchmarks do: its noiseless throughput under the "
+               "hidden truth over the true optimum (0 when the gate refuses it against the scenario's recipe or it "
+               "fails under the truth; x (1 - late-OOM risk) near the memory limit). For the harness and people");
+  sco->add_option("SCENARIO", score->scenario, "Scenario directory or scenario.yaml")->required();
+  sco->add_option("TUNED", score->tuned, "The tuned recipe or wrapper file")->required()->check(CLI::ExistingFile);
+  add_recipe_options(*sco, score->options);
+  sco->add_option("--allow", score->gate.allow, "Numerics changes the tuned recipe may make (fp8); repeatable");
+  sco->add_flag("--json", score->json,
+                "Print JSON: {score, tuned_tokens_per_s_per_gpu, optimum_tokens_per_s_per_gpu, "
+                "baseline_tokens_per_s_per_gpu, oom_risk, refused, failure}");
+  sco->callback([score]() { command_status() = run_score(*score); });
 
   auto calibrate = std::make_shared<CalibrateArgs>();
   CLI::App* c = sim->add_subcommand("calibrate", "Predict every row of the published measurements (throughput.csv) "

@@ -157,4 +157,41 @@ nlohmann::json to_json(const ScenarioReport& r) {
             {"met", t.met}}}};
 }
 
+TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate) {
+  const Scenario s = read_scenario(scenario_dir);
+  const Perturbation truth = s.truth.empty() ? Perturbation{} : read_perturbation(s.truth);
+  const recipe::Recipe original = recipe::Recipe::load(s.recipe);
+  OptimumOptions options;
+  options.prior = options.greedy = false;
+  const Optimum o = find_optimum(original, gate, truth, options);
+  TunedScore out;
+  out.baseline = o.baseline.ok ? o.baseline.tokens_per_s_per_gpu : 0;
+  out.optimum = o.best.prediction.tokens_per_s_per_gpu;
+  const gate::Verdict v = gate.check(original, tuned);
+  if (!v.allowed) {
+    for (const auto& r : v.reasons) out.refused += (out.refused.empty() ? "" : "; ") + r.key + ": " + r.message;
+    return out;
+  }
+  const Prediction p = predict(workload_from_recipe(tuned), truth, Detail::Numbers);
+  if (!p.ok) {
+    out.failure = p.failure;
+    return out;
+  }
+  out.tuned = p.tokens_per_s_per_gpu;
+  out.oom_risk = p.oom_risk;
+  out.score = out.optimum > 0 ? out.tuned * (1 - out.oom_risk) / out.optimum : 0;
+  return out;
+}
+
+nlohmann::json to_json(const TunedScore& s) {
+  auto text_or_null = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
+  return {{"score", s.score},
+          {"tuned_tokens_per_s_per_gpu", s.tuned},
+          {"optimum_tokens_per_s_per_gpu", s.optimum},
+          {"baseline_tokens_per_s_per_gpu", s.baseline},
+          {"oom_risk", s.oom_risk},
+          {"refused", text_or_null(s.refused)},
+          {"failure", text_or_null(s.failure)}};
+}
+
 }  // namespace attune::sim

@@ -135,3 +135,31 @@ INSTANTIATE_TEST_SUITE_P(All, ScenarioDir, ::testing::ValuesIn(names()), [](cons
 
 }  // namespace
 }  // namespace attune::sim
+
+namespace attune::sim {
+namespace {
+
+// Benchmarks score a tuner's final recipe by its truth over the true optimum.
+TEST(ScenarioScore, TheOptimumScoresOneTheBaselineItsShareAndARefusalZero) {
+  const std::string dir = root() + "/llama3-8b-h100-script-on-b200";
+  const gate::CorrectnessGate gate;
+  const Scenario s = read_scenario(dir);
+  const recipe::Recipe original = recipe::Recipe::load(s.recipe);
+  const TunedScore base = score_tuned(dir, original, gate);
+  ASSERT_GT(base.optimum, 0);
+  EXPECT_NEAR(base.score, base.baseline / base.optimum, 1e-9);
+  EXPECT_LT(base.score, 0.9);
+
+  const Optimum o = find_optimum(original, gate, read_perturbation(s.truth));
+  ASSERT_TRUE(o.best.recipe.has_value());
+  EXPECT_NEAR(score_tuned(dir, *o.best.recipe, gate).score, 1.0, 1e-6);
+
+  recipe::Recipe faster_lr = original;  // trains something else
+  faster_lr.set("--lr", "6.0e-4");
+  const TunedScore refused = score_tuned(dir, faster_lr, gate);
+  EXPECT_EQ(refused.score, 0);
+  EXPECT_FALSE(refused.refused.empty());
+}
+
+}  // namespace
+}  // namespace attune::sim

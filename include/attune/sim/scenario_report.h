@@ -68,4 +68,21 @@ ScenarioTargets targets_of(const std::vector<ScenarioFigures>& scenarios);
 
 nlohmann::json to_json(const ScenarioReport& r);
 
+// A tuner's final recipe on a scenario, scored as benchmarks score it: its
+// noiseless throughput under the truth over the true optimum. A recipe the
+// gate refuses against the scenario's, or that fails under the truth, scores
+// 0; one near the memory limit counts what it delivers on average,
+// throughput x (1 - its chance of a late OOM).
+struct TunedScore {
+  double baseline = 0;          // true tokens/s/GPU of the scenario's recipe
+  double optimum = 0;           // the true optimum
+  double tuned = 0;             // true tokens/s/GPU of the tuned recipe (0 when refused or failing)
+  double oom_risk = 0;
+  double score = 0;             // tuned x (1 - oom_risk) / optimum
+  std::string refused;          // the gate's reasons ("" = approved)
+  std::string failure;          // how it fails under the truth ("" = it runs)
+};
+TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate);
+nlohmann::json to_json(const TunedScore& s);
+
 }  // namespace attune::sim
