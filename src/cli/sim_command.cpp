@@ -210,6 +210,8 @@ int run_optimum(const OptimumArgs& a) {
   gate::CorrectnessGate gate(a.gate);
   sim::OptimumOptions options;
   options.candidates = static_cast<std::size_t>(a.candidates);
+  // Without a truth the prior's optimum is the optimum itself: nothing to compare.
+  options.prior = a.sim.truth || !a.sim.truth_file.empty();
   const sim::Optimum o = sim::find_optimum(t.recipe, gate, t.perturbation, options);
   if (a.json) {
     print_json(sim::to_json(o));
