@@ -90,8 +90,11 @@ class FollowUpSolver {
       case Framework::Axolotl: {
         auto shard = r_.find_named("dp_shard");
         if (shard && shard->value.as_int()) {
-          int rest = std::max(1, int_of("dp_replicate", 1) * p.tp * p.cp);
-          set_int("dp_shard", p.world / rest, p.world % rest == 0, "dp_shard_size = world / (dp_replicate*tp*cp)");
+          // The expert-parallel plugin takes EP out of the same mesh: ep * dp_shard = world.
+          const int ep = p.ep > 1 ? p.ep : 1;
+          int rest = std::max(1, int_of("dp_replicate", 1) * p.tp * p.cp * ep);
+          set_int("dp_shard", p.world / rest, p.world % rest == 0,
+                  ep > 1 ? "dp_shard_size = world / (dp_replicate*tp*cp*ep)" : "dp_shard_size = world / (dp_replicate*tp*cp)");
         }
         break;
       }

@@ -153,7 +153,7 @@ std::vector<T> or_base(const std::vector<T>& list, const T& base) {
   return list.empty() ? std::vector<T>{base} : list;
 }
 
-void apply_layout(const Workload& base, const Layout& l, Workload& w) {
+void apply_layout(const Workload& base, const SearchSpace& s, const Layout& l, Workload& w) {
   w.plan.tp = l.tp;
   w.plan.pp = l.pp;
   w.plan.vp = l.vp;
@@ -163,10 +163,14 @@ void apply_layout(const Workload& base, const Layout& l, Workload& w) {
   w.plan.mbs = l.mbs;
   w.plan.dp = w.plan.world / (l.tp * l.pp * l.cp);
   w.plan.grad_accum = w.plan.gbs / (static_cast<long long>(l.mbs) * w.plan.dp);
-  // The sharding group keeps the base's replica count (HSDP: dp_replicate x dp_shard).
+  // The sharding group keeps the base's replica count (HSDP: dp_replicate x
+  // dp_shard); where expert parallelism takes a dimension of the DP mesh,
+  // the shard group is what EP leaves of it.
   if (base.plan.dp_shard > 0) {
-    const int replicas = std::max(1, base.plan.dp / base.plan.dp_shard);
-    w.plan.dp_shard = std::max(1, w.plan.dp / replicas);
+    const int ep = s.shard_excludes_ep ? std::max(1, base.plan.ep) : 1;
+    const int replicas = std::max(1, base.plan.dp / (base.plan.dp_shard * ep));
+    const int new_ep = s.shard_excludes_ep ? std::max(1, l.ep) : 1;
+    w.plan.dp_shard = std::max(1, w.plan.dp / (replicas * new_ep));
   }
 }
 
@@ -176,8 +180,8 @@ struct Lists {
 };
 
 // Sets every field a core varies (`w` starts as a copy of the base).
-void apply_core(const Workload& base, const Lists& lists, const Core& c, Workload& w) {
-  apply_layout(base, c.layout, w);
+void apply_core(const Workload& base, const SearchSpace& s, const Lists& lists, const Core& c, Workload& w) {
+  apply_layout(base, s, c.layout, w);
   apply(lists.recompute[c.recompute], w);
   w.knobs.offload_layers = lists.offload[c.offload];
   w.knobs.zero_stage = lists.zero[c.zero];
@@ -343,7 +347,7 @@ std::vector<Workload> one_lever_moves(const Workload& from, const Workload& base
         p.mbs = static_cast<int>(p.gbs / dp);
       }
       Workload w = from;
-      apply_layout(base, {p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.mbs}, w);
+      apply_layout(base, s, {p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.mbs}, w);
       if (valid_layout(w)) out.push_back(std::move(w));
     }
   };
@@ -448,7 +452,7 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
   StepParts parts;
   for (const Layout& l : legal_layouts(base, space)) {
     for_each_core(base, space, lists, l, [&](Core& c) {
-      apply_core(base, lists, c, w);
+      apply_core(base, space, lists, c, w);
       step_parts(w, pert, false, parts);
       if (!parts.failure.empty()) return;
       ++result.cores;
@@ -464,7 +468,7 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
   for (const Core& c : cores) {
     if (c.bound <= top.threshold()) break;
     ++result.cores_explored;
-    apply_core(base, lists, c, w);
+    apply_core(base, space, lists, c, w);
     step_parts(w, pert, false, parts);
     choices.explore(parts, w, c.changes, safe_gib);
   }

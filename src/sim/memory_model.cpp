@@ -159,7 +159,9 @@ Sharding sharding_mode(const Knobs& k, const recipe::Plan& p) {
 
 ShardGroups shard_groups(const recipe::Plan& p) {
   const double cp = at_least_1(p.cp);
-  const double dp = p.dp_shard > 1 ? p.dp_shard : at_least_1(p.dp);
+  // A stated shard group is the group, one rank included (Axolotl's expert
+  // mesh with dp_shard_size 1 replicates the dense weights).
+  const double dp = p.dp_shard > 0 ? p.dp_shard : at_least_1(p.dp);
   ShardGroups g;
   g.dense = dp * cp;
   // Expert-DP: the same ranks regrouped by EP x ETP instead of TP.

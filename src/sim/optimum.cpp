@@ -211,6 +211,7 @@ SearchSpace gated_space(const recipe::Recipe& r, const Workload& base, const gat
   s.ep = has("ep");
   s.mbs = has("mbs");
   s.mbs_follows_dp = r.adapter().batch_rule(r) == recipe::BatchRule::SmpImplied;
+  s.shard_excludes_ep = r.framework() == recipe::Framework::Axolotl;
   s.fp8 = spell.fp8 && std::find(options.allow.begin(), options.allow.end(), "fp8") != options.allow.end();
   const auto& p = base.plan;
   if (s.tp) s.refused_tp = refused_numbers(r, gate, "tp", {1, 2, 4, 8}, p.tp);

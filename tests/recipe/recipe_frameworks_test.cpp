@@ -280,6 +280,22 @@ TEST(AxolotlRecipe, MicroBatchThatCannotKeepBatchIsRefused) {
   EXPECT_EQ(e.after.grad_accum, 2);
 }
 
+// The expert-parallel plugin splits one mesh: expert_parallel_size x
+// dp_shard_size = world, so an EP edit moves the shard group with it.
+TEST(AxolotlRecipe, ExpertParallelEditMovesTheShardGroup) {
+  std::string text = std::string(kAxolotl) + "expert_parallel_size: 8\ndp_shard_size: 1\n";
+  text.replace(text.find("meta-llama/Llama-3.1-8B"), 23, "Qwen/Qwen3-30B-A3B");
+  Recipe r = Recipe::from_text("ax.yaml", text, nodes(1));
+  for (const auto& v : r.violations()) ADD_FAILURE() << v.rule << ": " << v.message;
+  EditResult e = r.set("ep", "2");
+  ASSERT_EQ(e.follow_ups.size(), 1u);
+  EXPECT_EQ(e.follow_ups[0].key, "dp_shard_size");
+  EXPECT_EQ(e.follow_ups[0].new_value->text, "4");
+  EXPECT_TRUE(r.violations().empty());
+  e = r.set("ep", "1");
+  EXPECT_EQ(e.follow_ups.at(0).new_value->text, "8");  // no EP: the shard group is all of DP
+}
+
 const char* kBridge = R"(model:
   tensor_model_parallel_size: 2
   seq_length: 8192

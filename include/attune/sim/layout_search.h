@@ -40,6 +40,9 @@ struct SearchSpace {
   // The micro batch follows the layout (no gradient accumulation: HyperPod
   // SMP's global batch is the micro batch times the data-parallel size).
   bool mbs_follows_dp = false;
+  // The FSDP shard group is the DP ranks expert parallelism leaves (Axolotl's
+  // expert-parallel plugin: expert_parallel_size x dp_shard_size = world).
+  bool shard_excludes_ep = false;
   int max_mbs = 16;
   int max_pp = 32;
   int max_vp = 8;
