@@ -19,14 +19,6 @@ namespace {
 std::string root() { return std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenarios"; }
 
 
-std::string edit_text(const LeverEdit& e) { return e.lever + ": " + e.from + " -> " + e.to; }
-
-std::vector<std::string> edit_texts(const std::vector<LeverEdit>& edits) {
-  std::vector<std::string> out;
-  for (const auto& e : edits) out.push_back(edit_text(e));
-  return out;
-}
-
 TEST(Scenarios, TwentyCoveringTheGpusFrameworksAndModelKinds) {
   const auto dirs = scenario_dirs(root());
   EXPECT_GE(dirs.size(), 20u);
@@ -103,8 +95,8 @@ TEST_P(ScenarioDir, RecordedFiguresAreTodaysUnderTheTruth) {
   EXPECT_NEAR(f.prior_regret, *h.prior_regret, 0.002) << s.name;
   EXPECT_NEAR(f.greedy_shortfall, *h.greedy_shortfall, 0.002) << s.name;
   EXPECT_EQ(f.greedy_trials, *h.greedy_trials) << s.name;
-  EXPECT_EQ(edit_texts(f.optimum_edits), h.optimum_edits) << s.name;
-  EXPECT_EQ(edit_texts(f.prior_edits), h.prior_edits) << s.name;
+  EXPECT_EQ(recorded(f).optimum_edits, h.optimum_edits) << s.name;
+  EXPECT_EQ(recorded(f).prior_edits, h.prior_edits) << s.name;
   EXPECT_GE(f.optimum, f.baseline);
   // Greedy searches the same space one lever at a time: an exact optimum is never beaten.
   EXPECT_LE(f.greedy, f.optimum * (1 + 1e-6)) << s.name;

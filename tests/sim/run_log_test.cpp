@@ -38,6 +38,16 @@ Workload llama3_8b_on_h100(const std::string& framework, const std::string& dial
   return w;
 }
 
+// Llama 3 8B TP2 on 8 nodes.
+Workload on_eight_nodes() {
+  Workload w = llama3_8b_on_h100("megatron");
+  w.plan.world = 64;
+  w.plan.nodes = 8;
+  w.plan.dp = 32;
+  w.plan.gbs = 512;
+  return w;
+}
+
 // Writes the simulated log to a file and diagnoses it like a real run's.
 diagnose::Diagnosis round_trip(const Workload& w, const Prediction& p, const RunOptions& o) {
   const auto path = std::filesystem::temp_directory_path() /
@@ -190,11 +200,7 @@ TEST(RunLog, StragglersPerGpuSlowTheMeanStepNotTheMedian) {
   other.seed = 12;
   EXPECT_NE(log_text(w, p, o), log_text(w, p, other));
   // The same chance per GPU on 64 GPUs holds up 83% of the steps.
-  Workload wide = w;
-  wide.plan.world = 64;
-  wide.plan.nodes = 8;
-  wide.plan.dp = 32;
-  wide.plan.gbs = 512;
+  const Workload wide = on_eight_nodes();
   const Prediction pw = predict(wide);
   ASSERT_TRUE(pw.ok) << pw.error;
   const diagnose::Diagnosis many = round_trip(wide, pw, o);
@@ -224,6 +230,17 @@ double stddev(const std::vector<double>& v) {
   return std::sqrt(sq / static_cast<double>(v.size() - 1));
 }
 
+// The spread of the run-level factor over 300 launches.
+double run_factor_spread(const Workload& w, const Prediction& p, RunOptions o) {
+  std::vector<double> factors;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    o.seed = seed;
+    std::ostringstream out;
+    factors.push_back(write_run_log(w, p, o, out).run_factor);
+  }
+  return stddev(factors);
+}
+
 // Each launch draws its own run-level factor: across 300 seeds its spread is
 // the run CV (sampling error of a standard deviation over 300: about 4%),
 // and the log's steady step follows it.
@@ -234,13 +251,7 @@ TEST(RunLog, EachLaunchDrawsARunLevelFactorWithTheRunCv) {
   o.steps = 3;
   o.noise.run_cv = 0.04;
   o.noise.step_cv = 0;
-  std::vector<double> factors;
-  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
-    o.seed = seed;
-    std::ostringstream out;
-    factors.push_back(write_run_log(w, p, o, out).run_factor);
-  }
-  EXPECT_NEAR(stddev(factors), 0.04, 0.006);
+  EXPECT_NEAR(run_factor_spread(w, p, o), 0.04, 0.006);
   o.steps = 30;
   o.seed = 3;
   std::ostringstream out;
@@ -253,11 +264,7 @@ TEST(RunLog, EachLaunchDrawsARunLevelFactorWithTheRunCv) {
 // On 8 nodes the CV adds three doublings' worth; a slow node (certain here)
 // slows the whole run by its factor.
 TEST(RunLog, RunCvGrowsWithNodesAndASlowNodeSlowsTheRun) {
-  Workload w = llama3_8b_on_h100("megatron");
-  w.plan.world = 64;
-  w.plan.nodes = 8;
-  w.plan.dp = 32;
-  w.plan.gbs = 512;
+  const Workload w = on_eight_nodes();
   const Prediction p = predict(w);
   ASSERT_TRUE(p.ok) << p.error;
   RunOptions o;
@@ -265,13 +272,7 @@ TEST(RunLog, RunCvGrowsWithNodesAndASlowNodeSlowsTheRun) {
   o.noise.run_cv = 0.01;
   o.noise.per_node_doubling_cv = 0.01;
   o.noise.cross_node_cv = 0;
-  std::vector<double> factors;
-  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
-    o.seed = seed;
-    std::ostringstream out;
-    factors.push_back(write_run_log(w, p, o, out).run_factor);
-  }
-  EXPECT_NEAR(stddev(factors), 0.04, 0.006);
+  EXPECT_NEAR(run_factor_spread(w, p, o), 0.04, 0.006);
   o.noise.run_cv = o.noise.per_node_doubling_cv = 0;
   o.noise.slow_node_probability = 1;
   o.noise.slow_node_slowdown = 1.3;
