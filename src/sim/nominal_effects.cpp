@@ -14,7 +14,7 @@ constexpr double kBf16Bytes = 2;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 // Attention kernels: share of the BF16 peak over forward and backward.
-// TE's fused (cuDNN) kernels ~50% (perfmodel.md §1.2: FA3 reaches 75%
+// TE's fused (cuDNN) kernels ~50% (FlashAttention-3 paper: FA3 reaches 75%
 // forward, backward lower); FlashAttention-2 35% forward on Hopper and less
 // backward (FA3 paper, Table 2), which PyTorch SDPA and TE's flash backend
 // run (TE's flash backend takes FA3 on Hopper when it is installed);

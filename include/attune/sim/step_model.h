@@ -6,7 +6,7 @@
 // optimizer step and data loading; peak memory from the MemoryModel; and the
 // way the run fails (OOM, an invalid layout, a combination the framework or
 // the cluster rejects) when it would. The parts and the effects of the
-// choices are step_parts.h; perfmodel.md §2, §4, §5, docs/simulator.md.
+// choices are step_parts.h; the model and its sources: docs/simulator.md.
 #pragma once
 
 #include <optional>
