@@ -1,5 +1,6 @@
-// The validity rules of levers.md §0.2 that hold across frameworks; each
-// adapter adds its own in framework_rules().
+// The validity rules that hold across frameworks (world divisible by
+// TP·PP·CP, heads by TP, layers by PP, experts by EP, the global batch by
+// micro batch · DP, ...); each adapter adds its own in framework_rules().
 #include <string>
 
 #include "attune/recipe/adapter.h"

@@ -1,7 +1,8 @@
 // Recipe::set — one lever edit and the follow-ups that keep the recipe valid
-// and its objective unchanged (levers.md §0.1: DP from the world size, grad
-// accumulation or an explicit global batch so the global batch is kept;
-// Megatron's vocabulary divisor so a TP change keeps the padded vocabulary).
+// and its objective unchanged: DP from the world size, grad accumulation or
+// an explicit global batch so the global batch is kept (each framework's
+// batch rule: docs/architecture.md, the recipe module), Megatron's vocabulary
+// divisor so a TP change keeps the padded vocabulary.
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -131,7 +132,7 @@ class FollowUpSolver {
 
   // Megatron, Megatron-Bridge and HyperPod NeMo-1 pad the vocabulary to a
   // multiple of make_vocab_size_divisible_by*TP, so a TP change can change the
-  // output layer (gate.md §3.12). Scaling the divisor by old_tp/new_tp keeps
+  // output layer (docs/gate.md, vocabulary padding). Scaling the divisor by old_tp/new_tp keeps
   // the product, and so the padded vocabulary; when that is not a whole number
   // the divisor is left and the gate refuses the edit.
   void keep_padded_vocab() {

@@ -9,7 +9,7 @@ namespace attune::sim {
 
 namespace {
 
-// perfmodel.md §1.1-1.3 and hardware.csv. H200's BF16 MAMF is "same as H100".
+// Vendor datasheets and published MAMF measurements. H200's BF16 MAMF is "same as H100".
 // The Grand Teton H100 (96 GB HBM2e, 500 W) torchtitan measured on is slower
 // than an SXM H100: its peak is somewhere between H100 NVL (835) and SXM.
 std::vector<GpuSystem> make_catalog() {
@@ -27,7 +27,7 @@ std::vector<GpuSystem> make_catalog() {
 
 // Fraction of large-message bus bandwidth reached at a message size: NCCL is
 // latency-bound below ~1 MiB and saturates above ~1 GiB (the 8xH100 NVLS
-// curve of perfmodel.md §1.3: 1 MiB 14%, 16 MiB 49%, 256 MiB 88% of 480).
+// curve nccl-tests measures: 1 MiB 14%, 16 MiB 49%, 256 MiB 88% of 480).
 double size_factor(double bytes) {
   constexpr double kHalf = 16.0 * 1024 * 1024;  // message size at half bandwidth
   return bytes / (bytes + kHalf);
@@ -60,7 +60,7 @@ const GpuSystem* find_gpu_system(std::string_view id) {
   return nullptr;
 }
 
-// Calculon's H100 curve (perfmodel.md §1.2): >= 128 GFLOP 0.95, 16 -> 0.90,
+// Calculon's H100 GEMM-efficiency curve: >= 128 GFLOP 0.95, 16 -> 0.90,
 // 1 -> 0.60, -> 0.10 at 0, interpolated on log size. Relative to MAMF, so
 // large GEMMs reach it.
 double gemm_efficiency(double gflop) {

@@ -1,7 +1,7 @@
 // MemoryModel: the peak memory of the most loaded GPU for a Workload — model
 // states under DP sharding, in-flight activations of the first and the last
 // pipeline stage, and the consumers outside PyTorch's allocator. The terms are
-// in memory_terms.h; formulas and sources are perfmodel.md §3.
+// in memory_terms.h; what each counts: docs/simulator.md (memory).
 #include "attune/sim/memory_model.h"
 #include "attune/util/text.h"
 
@@ -41,9 +41,9 @@ double fc1_output_bytes(const recipe::ModelSpec& m, double f) { return 2.0 * f *
 
 // Loss on the last stage, bytes per (token x vocab entry / TP): bf16 logits
 // from the output GEMM (2) + their fp32 copy / softmax (4) + the fp32 gradient
-// the cross-entropy backward writes while that copy is alive (4). perfmodel.md
-// §3.3 counts only the fp32 copy (Megatron's estimator); the torchtitan anchors
-// of §3.5 (PyTorch cross-entropy, PP=1) need all three to be reached.
+// the cross-entropy backward writes while that copy is alive (4). Megatron's
+// memory estimator counts only the fp32 copy; torchtitan's measured peaks
+// (PyTorch cross-entropy, PP=1; the anchors in memory_model_test) need all three.
 constexpr double kLossBytesPerLogit = 10;
 // Without the fp32 upcast: the bf16 logits and their bf16 gradient.
 constexpr double kBf16LossBytesPerLogit = 4;

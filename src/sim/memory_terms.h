@@ -1,7 +1,8 @@
 // Memory-model terms: the pieces estimate_memory adds up (parameters per GPU,
 // bytes per parameter under each sharding mode, activations per layer and per
 // pipeline stage, fixed consumers), exposed so tests can check each one
-// against a hand calculation. Internal to src/sim. Sources: perfmodel.md §3.
+// against a hand calculation. Internal to src/sim. What each term counts and
+// why: docs/simulator.md (memory).
 #pragma once
 
 #include "attune/sim/workload.h"

@@ -179,7 +179,7 @@ Reached reach(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const 
 
 // Steepest one-lever ascent under the truth: every neighbour is a trial.
 GreedyResult greedy(const Workload& base, const SearchSpace& space, const Perturbation& truth) {
-  GreedyResult g{base, predict(base, truth, Detail::Numbers), 0, 0};
+  GreedyResult g{base, predict(base, truth, Detail::Numbers), 0, 0, 0};
   if (!g.prediction.ok) return g;
   for (int round = 0; round < 64; ++round) {
     std::optional<GreedyResult> best;
@@ -263,7 +263,11 @@ Optimum find_optimum(const recipe::Recipe& r, const gate::CorrectnessGate& gate,
     const bool runs = o.prior_under_truth.ok && o.prior_under_truth.oom_risk == 0;
     o.prior_regret = best > 0 && runs ? std::max(0.0, 1 - o.prior_under_truth.tokens_per_s_per_gpu / best) : 1.0;
   }
-  if (options.greedy) o.greedy = greedy(o.baseline_workload, space, truth);
+  if (options.greedy) {
+    o.greedy = greedy(o.baseline_workload, space, truth);
+    const double best = o.best.prediction.tokens_per_s_per_gpu;
+    if (best > 0) o.greedy->shortfall = std::max(0.0, 1 - o.greedy->prediction.tokens_per_s_per_gpu / best);
+  }
   for (std::size_t i = 0; i < notes.size(); ++i)
     o.notes.push_back(counts[i] > 1 ? fmt::format("{} (x{})", notes[i], counts[i]) : notes[i]);
   return o;
@@ -307,9 +311,7 @@ nlohmann::json to_json(const Optimum& o) {
     j["greedy"] = {{"true_tokens_per_s_per_gpu", o.greedy->prediction.tokens_per_s_per_gpu},
                    {"trials", o.greedy->trials},
                    {"moves", o.greedy->moves},
-                   {"shortfall", o.best.prediction.tokens_per_s_per_gpu > 0
-                                     ? std::max(0.0, 1 - o.greedy->prediction.tokens_per_s_per_gpu / o.best.prediction.tokens_per_s_per_gpu)
-                                     : 0.0}};
+                   {"shortfall", o.greedy->shortfall}};
   }
   return j;
 }

@@ -220,8 +220,8 @@ struct Meter {
 };
 
 // One refresh of a tqdm bar. Off a terminal tqdm separates refreshes with a
-// bare CR, which the diagnoser's reader collapses to the last one; logs.md's
-// examples (and captures that split on CR) have one refresh per line, as here.
+// bare CR, which the diagnoser's reader collapses to the last one; published
+// log excerpts (and captures that split on CR) have one refresh per line, as here.
 std::string tqdm_line(const Meter& m) {
   const double frac = static_cast<double>(m.n) / static_cast<double>(m.total);
   const std::string rate = m.inverted && m.rate < 1 ? fmt::format("{:5.2f}s/it", 1 / m.rate)
@@ -363,7 +363,7 @@ void write_deepspeed(const Run& r) {
 
 // ---------------------------------------------------------------- NeMo (Lightning)
 
-// The HyperPod adapter's compute_tflops (logs.md §8): no causal discount, a
+// The HyperPod training adapter's compute_tflops: no causal discount, a
 // dense MLP counted as two GEMMs — not Megatron's convention.
 double hyperpod_tflops(const Run& r, double step_s) {
   const auto& m = r.w.model;
@@ -379,7 +379,7 @@ double hyperpod_tflops(const Run& r, double step_s) {
 
 using Postfix = std::string (*)(const Run&, const Step&, const std::optional<Step>& previous);
 
-// NeMo 1 (logs.md §3): the running loss (old Lightning, "%.3g"), the logger
+// NeMo 1's Lightning bar: the running loss (old Lightning, "%.3g"), the logger
 // version, MegatronGPTModel's metrics and TimingCallback's step time. The
 // callback runs before the bar, so every value is this step's.
 std::string nemo1_postfix(const Run& r, const Step& s, const std::optional<Step>&) {
@@ -425,7 +425,7 @@ void write_progress_printer(const Run& r) {
 
 // HyperPod dialects on NeMo: nemo1 runs NeMo 1 (its progress bar); smp runs
 // the SageMaker training adapter, a NeMo 1 / Lightning stack whose bar carries
-// "Step Time", "TFLOPS/GPU", "Samples/Second" (logs.md §8); checkpointless runs
+// "Step Time", "TFLOPS/GPU", "Samples/Second"; checkpointless runs
 // NeMo 2 (hyperpod_checkpointless_nemo), whose Trainer prints through the
 // ProgressPrinter instead of a bar. Any other plan gets NeMo 1's bar.
 void write_nemo(const Run& r) {
@@ -759,7 +759,7 @@ const std::vector<std::string>& log_flavours() {
 }
 
 // HyperPod's llmft recipes are Hugging Face TrainingArguments run in a closed
-// container whose per-step format is not public (logs.md §8): the HF Trainer's
+// container whose per-step format is not public: the HF Trainer's
 // is the closest. Its other dialects run on NeMo (see write_nemo).
 std::string log_flavour(const recipe::Plan& plan) {
   const std::string& f = plan.framework;

@@ -54,7 +54,7 @@ ScenarioFigures scenario_figures(const std::string& dir, const gate::Correctness
   if (o.greedy) {
     f.greedy = o.greedy->prediction.tokens_per_s_per_gpu;
     f.greedy_trials = o.greedy->trials;
-    f.greedy_shortfall = f.optimum > 0 ? std::max(0.0, 1 - f.greedy / f.optimum) : 0;
+    f.greedy_shortfall = o.greedy->shortfall;
   }
   f.settings = o.settings;
   f.vendor_tuned = f.optimum > 0 && f.baseline >= 0.9 * f.optimum;

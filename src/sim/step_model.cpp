@@ -34,10 +34,10 @@ constexpr double kReferenceMamf = 794.5;  // H100 BF16, where the GEMM size curv
 constexpr double kExpertGemmFactor = 0.6;
 constexpr double kPermuteBytesPerH = 12;  // per routed token copy: permute, unpermute, forward and back
 // FP8 GEMMs gain this share of the MAMF ratio over BF16 end to end (scaling
-// and amax bookkeeping; perfmodel.md §1.2: 1.2-1.5x measured).
+// and amax bookkeeping; Transformer Engine's published FP8 speed-ups are 1.2-1.5x).
 constexpr double kFp8GainShare = 0.6;
 // MXFP8's 1x32 block scales cost more (torchtitan on B200: MXFP8 +16-20%
-// end to end where per-tensor FP8 gains +25%; perfmodel.md §1.2).
+// end to end where per-tensor FP8 gains +25%, torchtitan's published figures).
 constexpr double kMxfp8GainShare = 0.3;
 // Norms, residual adds, activation functions, rotary: HBM traffic per token
 // and layer, forward + backward: about 40 bytes per hidden unit and 16 per

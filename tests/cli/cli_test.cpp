@@ -215,7 +215,7 @@ std::string iteration_line(int it, double ms, double loss) {
   return buf;
 }
 
-// A Megatron-LM log as the last rank prints it (logs.md §1.1): rank prefixes,
+// A Megatron-LM log as the last rank prints it under torchrun: rank prefixes,
 // the first iteration's line, a checkpoint save that slows its interval.
 std::string megatron_log() {
   std::string out = "[rank0]: using world size: 8\n";

@@ -1,6 +1,6 @@
 // Tests of the MemoryModel: each term against a hand calculation on toy
-// models, and the whole estimate against the measured peaks of perfmodel.md
-// §3.5 (Llama 3 8B / 70B / 405B under Megatron-Bridge and torchtitan).
+// models, and the whole estimate against published measured peaks (Llama 3
+// 8B / 70B / 405B under Megatron-Bridge and torchtitan).
 #include "attune/sim/memory_model.h"
 
 #include <gtest/gtest.h>
@@ -425,7 +425,7 @@ TEST(MemoryOverhead, UnknownModelGivesAnEmptyEstimate) {
   ASSERT_FALSE(b.notes.empty());
 }
 
-// ---- Measured anchors (perfmodel.md §3.5) ----------------------------------------
+// ---- Measured anchors (published peaks) -------------------------------------------
 
 // What a source reports: Megatron-Bridge's mem-max-allocated (decimal GB),
 // torchtitan's max_reserved (GiB; allocator only, no context or NCCL).

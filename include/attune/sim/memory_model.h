@@ -2,7 +2,7 @@
 // DP sharding, activations of the pipeline stage that holds the most
 // micro-batches with TP/SP/CP and recompute, MoE experts under EP, and the
 // fixed consumers (CUDA context, NCCL buffers, fragmentation). A peak above
-// the GPU's HBM is an OOM. Formulas and sources: perfmodel.md §3.
+// the GPU's HBM is an OOM. What it counts: docs/simulator.md (memory).
 #pragma once
 
 #include <string>

@@ -49,6 +49,7 @@ struct GreedyResult {
   Prediction prediction;             // under the truth
   int trials = 0;                    // settings it measured (failed ones too)
   int moves = 0;                     // moves it kept
+  double shortfall = 0;              // 1 - its throughput / the optimum's
 };
 
 struct Optimum {

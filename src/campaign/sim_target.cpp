@@ -1,29 +1,18 @@
-#include "attune/cli/sim_target.h"
+#include "attune/campaign/sim_target.h"
 
 #include "attune/util/error.h"
 
-namespace attune::cli {
+namespace attune::campaign {
 
-void add_sim_options(CLI::App& cmd, SimOptions& o, bool seed) {
-  cmd.add_flag("--truth", o.truth,
-               "Simulate under the scenario's hidden truth (its truth.yaml) instead of the nominal model. For the "
-               "benchmark harness and for people: a tuning policy never sees the truth");
-  cmd.add_option("--truth-file", o.truth_file,
-                 "Simulate under this truth file (docs/scenarios.md: factors, signed lever effects, failures, noise)")
-      ->check(CLI::ExistingFile);
-  if (seed)
-    cmd.add_option("--seed", o.seed, "Seed of the run's noise (default: the truth's seed, else 1)");
-}
-
-SimTarget load_target(const std::string& file, const recipe::RecipeOptions& options, const SimOptions& o) {
+SimTarget load_sim_target(const std::string& file, const recipe::RecipeOptions& options, const TruthChoice& truth) {
   std::string recipe_file = file;
   std::optional<sim::Scenario> scenario;
   if (sim::is_scenario(file)) {
     scenario = sim::read_scenario(file);
     recipe_file = scenario->recipe;
   }
-  std::string truth_file = o.truth_file;
-  if (o.truth && truth_file.empty()) {
+  std::string truth_file = truth.truth_file;
+  if (truth.scenario_truth && truth_file.empty()) {
     if (!scenario) throw InputError({file, 0, 0}, "--truth", "RECIPE is not a scenario: give the truth with --truth-file FILE");
     if (scenario->truth.empty())
       throw InputError({scenario->path, 0, 0}, "--truth", "the scenario has no truth.yaml beside it");
@@ -34,7 +23,7 @@ SimTarget load_target(const std::string& file, const recipe::RecipeOptions& opti
     t.perturbation = sim::read_perturbation(truth_file);
     t.seed = t.perturbation.seed;
   }
-  if (o.seed) t.seed = *o.seed;
+  if (truth.seed) t.seed = *truth.seed;
   return t;
 }
 
@@ -44,4 +33,4 @@ LaunchTarget load_launch_target(const std::string& file, const recipe::RecipeOpt
   return {recipe::Recipe::load(s.recipe, options), s.truth};
 }
 
-}  // namespace attune::cli
+}  // namespace attune::campaign
