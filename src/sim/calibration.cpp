@@ -538,16 +538,14 @@ int recompute_layers(const std::string& low) {
 // mla_up_proj, mlp"); core attention, its default, when it names none.
 unsigned recompute_modules(const std::string& low) {
   using namespace recompute_module;
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   unsigned m = 0;
-  for (auto [name, bit] : {std::pair{"core_attn", kCoreAttn}, {"mla_up_proj", kMlaUpProj}, {"moe_act", kMoeAct},
-                           {"layernorm", kLayerNorm}}) {
-    if (contains(low, name)) m |= bit;
-  }
-  // "mlp" alone, not the "mlp" inside another name.
-  for (std::size_t at = low.find("mlp"); at != std::string::npos; at = low.find("mlp", at + 1)) {
-    const bool word_start = at == 0 || (!std::isalnum(static_cast<unsigned char>(low[at - 1])) && low[at - 1] != '_');
-    const bool word_end = at + 3 >= low.size() || (!std::isalnum(static_cast<unsigned char>(low[at + 3])) && low[at + 3] != '_');
-    if (word_start && word_end) m |= kMlp;
+  for (const Name& n : names()) {
+    // The name as a word ("mlp" alone, not inside another name).
+    for (std::size_t at = low.find(n.name); at != std::string::npos; at = low.find(n.name, at + 1)) {
+      const std::size_t end = at + n.name.size();
+      if ((at == 0 || !word_char(low[at - 1])) && (end >= low.size() || !word_char(low[end]))) m |= n.bit;
+    }
   }
   return m ? m : kCoreAttn;
 }

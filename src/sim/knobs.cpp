@@ -75,4 +75,31 @@ std::array<std::uint8_t, kChoiceCount> Knobs::default_choices() {
   return a;
 }
 
+namespace recompute_module {
+
+const std::vector<Name>& names() {
+  static const std::vector<Name> n = {
+      {kCoreAttn, "core_attn"}, {kMlp, "mlp"}, {kMoeAct, "moe_act"}, {kLayerNorm, "layernorm"}, {kMlaUpProj, "mla_up_proj"}};
+  return n;
+}
+
+unsigned bit_of(std::string_view name) {
+  for (const Name& n : names()) {
+    if (n.name == name) return n.bit;
+  }
+  return 0;
+}
+
+std::string text_of(unsigned modules, std::string_view separator) {
+  std::string out;
+  for (const Name& n : names()) {
+    if (!(modules & n.bit)) continue;
+    if (!out.empty()) out += separator;
+    out += n.name;
+  }
+  return out;
+}
+
+}  // namespace recompute_module
+
 }  // namespace attune::sim

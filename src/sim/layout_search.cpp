@@ -448,7 +448,6 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
   // Pass 1: every core's bound.
   std::vector<Core> cores;
   Workload w = base;
-  double safe_gib = 0;
   StepParts parts;
   for (const Layout& l : legal_layouts(base, space)) {
     for_each_core(base, space, lists, l, [&](Core& c) {
@@ -457,9 +456,8 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
       if (!parts.failure.empty()) return;
       ++result.cores;
       result.settings += per_core;
-      safe_gib = parts.hbm_gib * (1 - pert.memory_risk);
       c.changes = changed_dimensions(w, base);
-      c.bound = choices.root_bound(parts, w, c.changes, safe_gib);
+      c.bound = choices.root_bound(parts, w, c.changes, risk_free_gib(parts.hbm_gib, pert.memory_risk));
       if (c.bound > -std::numeric_limits<double>::infinity()) cores.push_back(c);
     });
   }
@@ -467,10 +465,9 @@ SearchResult search_layouts(const Workload& base, const SearchSpace& space, cons
   std::stable_sort(cores.begin(), cores.end(), [](const Core& a, const Core& b) { return a.bound > b.bound; });
   for (const Core& c : cores) {
     if (c.bound <= top.threshold()) break;
-    ++result.cores_explored;
     apply_core(base, space, lists, c, w);
     step_parts(w, pert, false, parts);
-    choices.explore(parts, w, c.changes, safe_gib);
+    choices.explore(parts, w, c.changes, risk_free_gib(parts.hbm_gib, pert.memory_risk));
   }
   result.best = std::move(top).sorted();
   return result;

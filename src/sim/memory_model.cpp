@@ -503,12 +503,7 @@ const char* recompute_name(memory::Recompute r) {
 }
 
 std::string module_names(unsigned modules) {
-  using namespace recompute_module;
-  std::string out;
-  for (auto [bit, name] : {std::pair{kCoreAttn, "core_attn"}, {kMlp, "mlp"}, {kMoeAct, "moe_act"},
-                           {kLayerNorm, "layernorm"}, {kMlaUpProj, "mla_up_proj"}}) {
-    if (modules & bit) out += (out.empty() ? "" : ", ") + std::string(name);
-  }
+  const std::string out = recompute_module::text_of(modules, ", ");
   return out.empty() ? "nothing" : out;
 }
 

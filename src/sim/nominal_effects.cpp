@@ -182,8 +182,7 @@ Collectives collectives_of(const Workload& w, const Shape& sh) {
   return c;
 }
 
-void nccl_effects(const Workload& w, const NominalInputs& in, StepParts& parts) {
-  const Collectives c = collectives_of(w, in.sh);
+void nccl_effects(const Workload& w, const NominalInputs& in, const Collectives& c, StepParts& parts) {
   const bool fsdp = w.knobs.zero_stage >= 2;
   // NVLS runs when it is enabled and NCCL_ALGO leaves the choice to NCCL;
   // a forced tree is a little slower inside a node than the ring.
@@ -222,9 +221,9 @@ void nccl_effects(const Workload& w, const NominalInputs& in, StepParts& parts) 
 
 // Bucket size: smaller buckets reach less bandwidth (NCCL's size curve,
 // §1.3) but leave a smaller last bucket exposed; larger ones the opposite.
-void bucket_effects(const Workload& w, const NominalInputs& in, StepParts& parts) {
+void bucket_effects(const Workload& w, const Collectives& c, StepParts& parts) {
   if (parts.dp.empty() || w.knobs.zero_stage >= 2) return;
-  const double base = collectives_of(w, in.sh).dp_bytes;
+  const double base = c.dp_bytes;
   auto efficiency = [](double bytes) { return bytes / (bytes + 16 * kMiB); };
   add(parts, Choice::Bucket, {bucket::kSmall}, Term::DpComm, efficiency(base) / efficiency(base / 4));
   add(parts, Choice::Bucket, {bucket::kSmall}, Term::DpTail, 0.5);
@@ -304,8 +303,9 @@ void add_nominal_effects(const Workload& w, const NominalInputs& in, StepParts& 
   overlap_effects(w, parts, with_messages);
   attention_effects(w, in, parts, with_messages);
   compile_and_graph_effects(w, parts, with_messages, in.pert);
-  nccl_effects(w, in, parts);
-  bucket_effects(w, in, parts);
+  const Collectives c = collectives_of(w, in.sh);
+  nccl_effects(w, in, c, parts);
+  bucket_effects(w, c, parts);
   connection_effects(w, in, parts);
   worker_effects(in, parts);
   dispatcher_effects(in, parts);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -143,7 +142,7 @@ Reached reach(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const 
   Reached best{base, base_prediction, {}, std::nullopt};
   for (const RankedWorkload& c : found.best) {
     if (base_prediction.ok && c.prediction.tokens_per_s_per_gpu <= base_prediction.tokens_per_s_per_gpu) break;
-    if (changed_dimensions(c.workload, base) == 0) break;
+    if (c.changes == 0) break;
     ++tried;
     recipe::Recipe edited = r;
     std::vector<LeverEdit> edits;
@@ -241,7 +240,8 @@ Optimum find_optimum(const recipe::Recipe& r, const gate::CorrectnessGate& gate,
   Optimum o;
   o.baseline_workload = workload_from_recipe(r);
   o.baseline = predict(o.baseline_workload, truth);
-  const SearchSpace space = gated_space(r, o.baseline_workload, gate);
+  o.space = gated_space(r, o.baseline_workload, gate);
+  const SearchSpace& space = o.space;
   std::vector<std::string> notes;
   std::vector<int> counts;
   const SearchResult found = search_layouts(o.baseline_workload, space, truth, options.candidates);

@@ -80,13 +80,7 @@ unsigned module_bits(const recipe::Value& v) {
       if (!trim(s).empty()) names.emplace_back(trim(s));
     }
   }
-  for (const auto& n : names) {
-    if (n == "core_attn") bits |= kCoreAttn;
-    else if (n == "mlp") bits |= kMlp;
-    else if (n == "moe_act") bits |= kMoeAct;
-    else if (n == "layernorm") bits |= kLayerNorm;
-    else if (n == "mla_up_proj") bits |= kMlaUpProj;
-  }
+  for (const auto& n : names) bits |= bit_of(n);
   return bits ? bits : kCoreAttn;
 }
 
@@ -479,15 +473,7 @@ Settings write_choice(const Recipe& r, const Workload& w, Choice c, std::uint8_t
 // ---- structural levers
 
 // Megatron's --recompute-modules takes its modules as separate words (nargs).
-std::string modules_text(unsigned modules) {
-  using namespace recompute_module;
-  std::string out;
-  for (auto [bit, name] : {std::pair{kCoreAttn, "core_attn"}, {kMlp, "mlp"}, {kMoeAct, "moe_act"},
-                           {kLayerNorm, "layernorm"}, {kMlaUpProj, "mla_up_proj"}}) {
-    if (modules & bit) out += (out.empty() ? "" : " ") + std::string(name);
-  }
-  return out;
-}
+std::string modules_text(unsigned modules) { return recompute_module::text_of(modules, " "); }
 
 // The granularity as the recipe's recompute lever spells it.
 std::optional<std::string> granularity_word(const Recipe& r, const std::string& g) {
@@ -656,9 +642,7 @@ std::string describe(const RecomputeSetting& s) {
   if (s.granularity == "full" && s.layers > 0) return fmt::format("full ({} layers)", s.layers);
   if (s.granularity == "full" && s.layers < 0) return fmt::format("full (every {}th layer)", -s.layers);
   if (s.granularity == "selective" && s.modules != recompute_module::kCoreAttn) {
-    std::string m = modules_text(s.modules);
-    for (std::size_t at = m.find(' '); at != std::string::npos; at = m.find(' ', at + 2)) m.replace(at, 1, ", ");
-    return "selective (" + m + ")";
+    return "selective (" + recompute_module::text_of(s.modules, ", ") + ")";
   }
   return s.granularity;
 }

@@ -19,13 +19,13 @@ bool runs(const Prediction& p) { return p.ok && p.oom_risk == 0; }
 
 // Settings the nominal model says run and the truth fails (or puts at risk
 // of a late OOM): the baseline's one-lever neighbours and the prior's optimum.
-int count_traps(const Optimum& o, const SearchSpace& space, const Perturbation& truth, const Workload* prior) {
+int count_traps(const Optimum& o, const Perturbation& truth) {
   int traps = 0;
   auto check = [&](const Workload& w) {
     if (runs(predict(w, {}, Detail::Numbers)) && !runs(predict(w, truth, Detail::Numbers))) ++traps;
   };
-  for (const Workload& w : one_lever_moves(o.baseline_workload, o.baseline_workload, space)) check(w);
-  if (prior) check(*prior);
+  for (const Workload& w : one_lever_moves(o.baseline_workload, o.baseline_workload, o.space)) check(w);
+  if (o.prior) check(o.prior->workload);
   return traps;
 }
 
@@ -58,8 +58,7 @@ ScenarioFigures scenario_figures(const std::string& dir, const gate::Correctness
   }
   f.settings = o.settings;
   f.vendor_tuned = f.optimum > 0 && f.baseline >= 0.9 * f.optimum;
-  const SearchSpace space = gated_space(r, o.baseline_workload, gate);
-  f.traps = count_traps(o, space, truth, o.prior ? &o.prior->workload : nullptr);
+  f.traps = count_traps(o, truth);
   const int steps = r.measure().steps > 0 ? r.measure().steps : kDefaultMeasureSteps;
   if (o.baseline.step_time_s > 0) {
     f.trial_gpu_hours = expected_run_seconds(o.baseline_workload, o.baseline, truth, steps) *

@@ -428,7 +428,7 @@ double offload_transfer(const Shape& sh, const Workload& w, double& hide_share) 
   const int off = w.knobs.offload_layers < 0 ? layers : std::min(w.knobs.offload_layers, layers);
   const memory::Recompute mode = memory::recompute_mode(w.knobs, w.plan);
   const double per_layer = memory::layer_activation_bytes(
-      w, sh.m.is_moe(), mode == memory::Recompute::kFull ? memory::Recompute::kFull : mode);
+      w, sh.m.is_moe(), mode);
   hide_share = kOffloadHideShare * off / std::max(1, layers);
   return 2 * off * per_layer / (sh.g.pcie_gbps * 1e9);
 }
@@ -496,16 +496,8 @@ void step_parts(const Workload& w, const Perturbation& pert, bool with_messages,
   v[static_cast<int>(Term::Step)] = 1;
   v[static_cast<int>(Term::Memory)] = pert.memory;
 
+  // Memory terms carry factors only: their bytes are per pipeline stage.
   parts.memory = memory_parts(w);
-  const StageMemory& m0 = parts.memory.first;
-  v[static_cast<int>(Term::MemStates)] = m0.weights + m0.grads + m0.optimizer;
-  v[static_cast<int>(Term::MemActivations)] = m0.activations;
-  v[static_cast<int>(Term::MemTransient)] = m0.transient;
-  v[static_cast<int>(Term::MemFragmentation)] = m0.fragmentation;
-  v[static_cast<int>(Term::MemOverhead)] = m0.overhead;
-  v[static_cast<int>(Term::MemGraphs)] = m0.graphs;
-  v[static_cast<int>(Term::MemBuffers)] = m0.buffers;
-  v[static_cast<int>(Term::MemScores)] = m0.scores;
 
   parts.tokens_per_step = static_cast<double>(p.gbs) * sh.s;
   parts.world = p.world;
@@ -583,9 +575,10 @@ double combine_step(const StepParts& parts, const TermValues& f, StepBreakdown* 
 
 namespace {
 
-MemoryFactors memory_factors(const TermValues& f) {
+MemoryFactors memory_factors(const StepParts& parts, const TermValues& f) {
   auto at = [&](Term t) { return f[static_cast<int>(t)]; };
   MemoryFactors m;
+  m.memory = parts.value[static_cast<int>(Term::Memory)] * at(Term::Memory);
   m.states = at(Term::MemStates);
   m.activations = at(Term::MemActivations);
   m.transient = at(Term::MemTransient);
@@ -600,12 +593,12 @@ MemoryFactors memory_factors(const TermValues& f) {
 }  // namespace
 
 double combine_memory(const StepParts& parts, const TermValues& f, MemoryBreakdown* out) {
-  MemoryFactors m = memory_factors(f);
-  m.memory = parts.value[static_cast<int>(Term::Memory)] * f[static_cast<int>(Term::Memory)];
-  const double first = memory_breakdown(parts.memory.first, m).total_gib;
-  const double last = parts.memory.pipelined ? memory_breakdown(parts.memory.last, m).total_gib : first;
-  if (out) *out = memory_breakdown(first >= last ? parts.memory.first : parts.memory.last, m);
-  return std::max(first, last);
+  const MemoryFactors m = memory_factors(parts, f);
+  const MemoryBreakdown first = memory_breakdown(parts.memory.first, m);
+  const MemoryBreakdown last = parts.memory.pipelined ? memory_breakdown(parts.memory.last, m) : first;
+  const MemoryBreakdown& worst = first.total_gib >= last.total_gib ? first : last;
+  if (out) *out = worst;
+  return worst.total_gib;
 }
 
 const ChoiceFailure* failure_for(const StepParts& parts, const std::array<std::uint8_t, kChoiceCount>& choices) {
@@ -619,7 +612,7 @@ const ChoiceFailure* failure_for(const StepParts& parts, const std::array<std::u
 
 double oom_risk(double total_gib, double hbm_gib, double risk_share) {
   if (hbm_gib <= 0 || risk_share <= 0) return 0;
-  const double start = (1 - risk_share) * hbm_gib;
+  const double start = risk_free_gib(hbm_gib, risk_share);
   if (total_gib <= start) return 0;
   return std::min(0.6, 0.6 * (total_gib - start) / (hbm_gib - start));
 }
@@ -637,12 +630,8 @@ Prediction predict_from_parts(const Workload& w, const StepParts& parts, const P
   out.tokens_per_s_per_gpu = parts.tokens_per_step / (out.step_time_s * parts.world);
   out.tflops_per_gpu = out.tokens_per_s_per_gpu * parts.flops_per_token / 1e12;
   out.mfu = out.tflops_per_gpu / parts.peak_tflops;
-  combine_memory(parts, f, &out.memory);
-  if (detail == Detail::Full) {
-    MemoryFactors m = memory_factors(f);
-    m.memory = parts.value[static_cast<int>(Term::Memory)] * f[static_cast<int>(Term::Memory)];
-    out.memory = worst_stage(w, parts.memory, m, parts.hbm_gib, true);
-  }
+  const MemoryFactors m = memory_factors(parts, f);
+  out.memory = worst_stage(w, parts.memory, m, parts.hbm_gib, detail == Detail::Full);
   if (const ChoiceFailure* fail = failure_for(parts, w.knobs.choices)) {
     out.failure = std::string(failure_kind_name(fail->kind));
     out.error = fail->message;
@@ -651,7 +640,8 @@ Prediction predict_from_parts(const Workload& w, const StepParts& parts, const P
   }
   if (out.memory.total_gib > parts.hbm_gib) {
     out.failure = "oom";
-    out.oom_at_optimizer = out.memory.total_gib - out.memory.optimizer_gib * f[static_cast<int>(Term::MemStates)] <= parts.hbm_gib;
+    // optimizer_gib carries the states factor already; the whole-memory scale applies on top.
+    out.oom_at_optimizer = out.memory.total_gib - out.memory.optimizer_gib * m.memory <= parts.hbm_gib;
     if (detail == Detail::Full)
       out.error = fmt::format("CUDA out of memory: needs {:.1f} GiB of {:.1f} GiB", out.memory.total_gib, parts.hbm_gib);
     return out;

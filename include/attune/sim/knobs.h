@@ -85,7 +85,17 @@ std::uint8_t workers_value(long long count);
 // Modules Megatron's selective recompute (--recompute-modules) re-runs.
 namespace recompute_module {
 enum : unsigned { kCoreAttn = 1, kMlp = 2, kMoeAct = 4, kLayerNorm = 8, kMlaUpProj = 16 };
-}
+// Each module's bit and its name as Megatron spells it.
+struct Name {
+  unsigned bit;
+  std::string_view name;
+};
+const std::vector<Name>& names();
+// The bit of one module's name (0: not a module).
+unsigned bit_of(std::string_view name);
+// The modules' names, in names() order, joined by `separator`.
+std::string text_of(unsigned modules, std::string_view separator);
+}  // namespace recompute_module
 
 struct Knobs {
   // ---- structural levers

@@ -74,7 +74,6 @@ struct SearchResult {
   long long settings = 0;            // settings in the space: every one evaluated or bounded out
   long long evaluated = 0;           // settings predicted in full
   long long cores = 0;               // layouts x structural settings taken apart
-  long long cores_explored = 0;      // cores whose bound beat what was kept
 };
 
 // Ranks by tokens/s/GPU, each changed dimension costing 0.1% so that a

@@ -54,6 +54,7 @@ struct GreedyResult {
 
 struct Optimum {
   Workload baseline_workload;
+  SearchSpace space;                 // what the recipe can spell and the gate allows
   Prediction baseline;               // under the perturbation
   Reached best;                      // the optimum under the perturbation
   std::optional<Reached> prior;      // the nominal model's optimum (its prediction: nominal)

@@ -50,5 +50,7 @@ nlohmann::json to_json(const Prediction& p);
 // Late-OOM chance per run at this memory use: 0 below (1 - risk) x HBM,
 // rising to 0.6 at the limit.
 double oom_risk(double total_gib, double hbm_gib, double risk_share);
+// The memory a setting may use without any risk of a late OOM.
+inline double risk_free_gib(double hbm_gib, double risk_share) { return (1 - risk_share) * hbm_gib; }
 
 }  // namespace attune::sim

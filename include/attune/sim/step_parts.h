@@ -59,7 +59,7 @@ struct StepParts {
   std::string failure;          // "" | "invalid_argument": the layout itself is invalid
   std::string error;            // the framework's message
   double hbm_gib = 0;
-  TermValues value{};           // per term: seconds, bytes, or 1 for the scales (Recompute, Bubble, Step, Memory)
+  TermValues value{};           // per time term: seconds, or 1 for the scales (Recompute, Bubble, Step, Memory); memory terms carry factors only (their bytes: `memory`)
   double micro = 1;             // micro-batches per step per pipeline
   // Recompute: seconds of one micro-batch's extra forward, by the term whose factor they follow.
   double recompute_gemm = 0, recompute_expert = 0, recompute_attention = 0, recompute_memory_bound = 0;
