@@ -28,9 +28,11 @@ SimTarget load_sim_target(const std::string& file, const recipe::RecipeOptions& 
 }
 
 LaunchTarget load_launch_target(const std::string& file, const recipe::RecipeOptions& options) {
-  if (!sim::is_scenario(file)) return {recipe::Recipe::load(file, options), ""};
-  const sim::Scenario s = sim::read_scenario(file);
-  return {recipe::Recipe::load(s.recipe, options), s.truth};
+  if (!sim::is_scenario(file)) return {recipe::Recipe::load(file, options), "", std::nullopt};
+  sim::Scenario s = sim::read_scenario(file);
+  recipe::Recipe r = recipe::Recipe::load(s.recipe, options);
+  std::string truth = s.truth;
+  return {std::move(r), std::move(truth), std::move(s)};
 }
 
 }  // namespace attune::campaign

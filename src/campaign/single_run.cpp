@@ -1,21 +1,30 @@
 #include "attune/campaign/single_run.h"
 
+#include <stdlib.h>
+
 #include <cctype>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <random>
+#include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "attune/campaign/directory_run.h"
+#include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
+#include "attune/campaign/step_estimate.h"
 #include "attune/cluster/cluster_factory.h"
 #include "attune/cluster/launch.h"
 #include "attune/cluster/run_journal.h"
-#include "attune/cluster/sim/sim_cluster.h"
 #include "attune/diagnose/recipe_context.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
+#include "attune/util/file_lock.h"
 
 namespace attune::campaign {
 
@@ -23,36 +32,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string stem_of(const std::string& path) {
-  std::string stem = fs::path(path).filename().string();
-  for (const char* suffix : {".attune.yaml", ".yaml", ".yml", ".toml", ".sh"}) {
-    const std::string s(suffix);
-    if (stem.size() > s.size() && stem.compare(stem.size() - s.size(), s.size(), s) == 0) {
-      stem.resize(stem.size() - s.size());
-      break;
-    }
-  }
-  // A scenario file is named for its directory (recipes/scenarios/<name>/scenario.yaml).
-  if (stem == "scenario") {
-    const std::string dir = fs::path(path).parent_path().filename().string();
-    if (!dir.empty()) return dir;
-  }
-  return stem;
-}
-
-std::string default_run_dir(const std::string& file) {
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return (fs::path("attune-runs") / (stem_of(file) + "-" + stamp)).string();
-}
+std::string default_run_dir(const std::string& file) { return stamped_dir("attune-runs", file); }
 
 // Unique, and safe as a Slurm job name.
 std::string new_run_name(const std::string& file) {
   std::random_device rd;
-  std::string name = "attune-";
-  for (char c : stem_of(file)) name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '-';
-  return name.substr(0, 48) + fmt::format("-{:08x}", rd());
+  return ("attune-" + job_safe(recipe_stem(file))).substr(0, 48) + fmt::format("-{:08x}", rd());
 }
 
 // A recipe run as it is still goes through the gate: only an ApprovedRecipe launches.
@@ -64,81 +49,117 @@ gate::ApprovedRecipe approve_as_is(const recipe::Recipe& r, const std::string& f
   }
 }
 
+// The run this request makes in its directory: a new run gets a new name.
+DirectoryRunRequest directory_request(const SingleRunRequest& q, const LaunchTarget& t, const std::string& run_dir,
+                                      std::uint64_t campaign_seed) {
+  DirectoryRunRequest d;
+  d.run_dir = run_dir;
+  d.run_name = new_run_name(q.file);
+  d.recipe_file = q.file;
+  d.budget_gpu_hours = q.budget_gpu_hours;
+  d.truth_file = t.truth_file;
+  d.seed = cluster::launch_seed(campaign_seed, 1);
+  d.hang_factor = q.hang_factor;
+  d.startup_allowance_s = q.startup_allowance_s;
+  d.to_end = q.to_end;
+  return d;
+}
+
+// A new directory under the system's temporary directory, removed with the object.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "attune-request-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw InputError({pattern, 0, 0}, "", "cannot create a temporary directory");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Every string in `j` with `from` replaced by `to`.
+void relocate(nlohmann::json& j, const std::string& from, const std::string& to) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+    j = s;
+  } else if (j.is_structured()) {
+    for (auto& v : j) relocate(v, from, to);
+  }
+}
+
+// A sim payload's noise seed is each invocation's own draw, nobody's request.
+void blank_seed(nlohmann::json& spec) {
+  nlohmann::json& command = spec["command"];
+  if (!command.is_array()) return;
+  for (std::size_t i = 0; i + 1 < command.size(); ++i)
+    if (command[i] == "--seed") command[i + 1] = "";
+}
+
+// What the run this request would launch has that the journalled run does
+// not: the spec's fields by name, and each file of the recipe as launched
+// whose bytes differ. The request is prepared in a scratch directory, so the
+// journalled run's own files are never touched; its paths are then read as
+// the run directory's.
+std::vector<std::string> request_differences(const cluster::JournalEntry& last, const gate::ApprovedRecipe& approved,
+                                             const cluster::ClusterDefinition& def, cluster::LaunchRequest request,
+                                             const std::string& run_dir) {
+  const ScratchDir scratch;
+  request.run_name = last.run;
+  request.run_dir = scratch.path();
+  const cluster::Launch fresh = cluster::prepare_launch(approved, def, request);
+  nlohmann::json now = cluster::run_spec_json(fresh.spec());
+  nlohmann::json then = cluster::run_spec_json(last.spec);
+  relocate(now, fs::absolute(scratch.path()).string(), fs::absolute(run_dir).string());
+  if (def.payload == "sim") {
+    blank_seed(now);
+    blank_seed(then);
+  }
+  std::vector<std::string> differ;
+  for (const auto& [key, value] : now.items())
+    if (!then.contains(key) || then[key] != value) differ.push_back(key);
+  for (const auto& entry : fs::directory_iterator(scratch.path())) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    const fs::path launched = fs::path(run_dir) / name;
+    std::error_code ec;
+    if (!fs::is_regular_file(launched, ec) || read_file(launched.string()) != read_file(entry.path().string()))
+      differ.push_back("the recipe file " + name);
+  }
+  return differ;
+}
+
+// A used run directory takes only the request its journalled run was
+// launched for (same cluster, same recipe bytes, same spec): that request
+// re-attaches to the run or reports how it ended; any other would be handed
+// the old run's result as its own.
+void require_same_request(const cluster::JournalEntry& last, const gate::ApprovedRecipe& approved,
+                          const cluster::ClusterDefinition& def, const cluster::LaunchRequest& request,
+                          const std::string& run_dir, const std::string& journal_path) {
+  if (last.cluster != def.name)
+    throw InputError({journal_path, 0, 0}, "--run-dir",
+                     fmt::format("this directory holds run {} on cluster '{}', not '{}': use another --run-dir",
+                                 last.run, last.cluster, def.name));
+  const std::vector<std::string> differ = request_differences(last, approved, def, request, run_dir);
+  if (differ.empty()) return;
+  throw InputError({journal_path, 0, 0}, "--run-dir",
+                   fmt::format("this directory holds run {} of recipe {}, launched with other settings ({} differ); "
+                               "the same command re-attaches to it or reports how it ended: use another --run-dir",
+                               last.run, last.recipe, fmt::join(differ, ", ")));
+}
+
 // The journal's run, adopted: re-attached, reported as ended, or submitted
 // when attune died before the cluster got it. False when the journal is empty.
-bool adopt(cluster::Cluster& cluster, cluster::RunJournal& journal, const gate::ApprovedRecipe& approved,
-           const SingleRunHooks& hooks, SingleRunResult& r) {
-  const auto entries = journal.entries();
-  if (entries.empty()) return false;
-  const cluster::JournalEntry& last = entries.back();
-  if (last.cluster != r.cluster.name)
-    throw InputError({journal.path(), 0, 0}, "--run-dir",
-                     fmt::format("this directory holds run {} on cluster '{}', not '{}'", last.run, last.cluster,
-                                 r.cluster.name));
-  r.id = {r.cluster.name, last.id};
-  r.spec = last.spec;
-  r.reattached = true;
-  if (last.state != "launching" && last.state != "launched") {
-    r.already_ended = true;
-    r.status = last.status;
-    return true;
-  }
-  if (last.id.empty()) {  // attune died while submitting: did the cluster get it?
-    if (const auto found = cluster.find_run(last.spec)) {
-      r.id = *found;
-    } else {
-      if (hooks.on_note) hooks.on_note(fmt::format("run {} was never submitted; submitting it now", last.run));
-      r.id = cluster.submit(approved, last.spec);
-      r.reattached = false;
-      journal.launched(last.run, r.id);
-      return true;
-    }
-    journal.launched(last.run, r.id);
-  }
-  cluster.attach(r.id, r.spec);
-  return true;
-}
-
-void launch(cluster::Cluster& cluster, cluster::RunJournal& journal, const gate::ApprovedRecipe& approved,
-            const SingleRunRequest& q, const LaunchTarget& t, std::uint64_t campaign_seed, SingleRunResult& r) {
-  cluster::LaunchRequest l;
-  l.run_name = new_run_name(q.file);
-  l.run_dir = r.run_dir;
-  l.budget_gpu_hours = q.budget_gpu_hours;
-  l.attune_binary = current_executable("attune");
-  l.truth_file = t.truth_file;
-  l.seed = cluster::SimCluster::launch_seed(campaign_seed, 1);
-  r.spec = cluster::prepare_launch(approved.recipe(), r.cluster, l);
-  journal.launching(r.spec.name, r.cluster.name, r.spec, q.file);
-  r.id = cluster.submit(approved, r.spec);
-  journal.launched(r.spec.name, r.id);
-}
-
-cluster::RunStatus follow(cluster::Cluster& cluster, const SingleRunRequest& q, const SingleRunHooks& hooks,
-                          const SingleRunResult& r) {
-  cluster::WatchOptions o;
-  o.time_scale = r.cluster.time_scale;
-  o.hang_factor = q.hang_factor;
-  o.startup_allowance_s = q.startup_allowance_s;
-  // A real run is a measurement: stopped once its log shows the steps to
-  // measure. A simulated payload prints exactly those steps by itself.
-  if (!q.to_end && r.cluster.backend != "sim" && r.cluster.payload != "sim") o.stop_after_steps = r.spec.steps;
-  if (hooks.interrupted) o.interrupted = hooks.interrupted;
-  if (hooks.on_progress) o.on_progress = [&](const cluster::WatchProgress& p) { hooks.on_progress(p, r.spec); };
-  try {
-    return cluster::watch_run(cluster, r.id, r.spec, o);
-  } catch (const cluster::ClusterError& e) {
-    throw InputError({}, "--cluster", fmt::format("lost run {}:{} ({}); run the same command again to re-attach",
-                                                  r.id.cluster, r.id.id, e.what()));
-  }
-}
-
-std::optional<diagnose::Diagnosis> diagnose_run(const cluster::RunSpec& spec, const recipe::Recipe& r) {
-  std::error_code ec;
-  if (!fs::exists(spec.log_path, ec) || fs::file_size(spec.log_path, ec) == 0) return std::nullopt;
-  return diagnose::diagnose_logs({spec.log_path}, diagnose::options_for_recipe(r));
-}
-
 }  // namespace
 
 SingleRunResult run_single(const SingleRunRequest& q, const SingleRunHooks& hooks) {
@@ -151,21 +172,48 @@ SingleRunResult run_single(const SingleRunRequest& q, const SingleRunHooks& hook
   const gate::ApprovedRecipe approved = approve_as_is(t.recipe, q.file);
   r.run_dir = q.run_dir.empty() ? default_run_dir(q.file) : q.run_dir;
 
+  // One attune at a time in a run directory, for the whole run: two would
+  // both launch, and share one log.
+  long holder = 0;
+  const std::optional<FileLock> lock = FileLock::try_lock((fs::path(r.run_dir) / ".lock").string(), &holder);
+  if (!lock)
+    throw InputError({r.run_dir, 0, 0}, "--run-dir",
+                     fmt::format("another attune{} is running in this directory; wait for it to end, or use another "
+                                 "--run-dir",
+                                 holder > 0 ? fmt::format(" (pid {})", holder) : ""));
   cluster::RunJournal journal((fs::path(r.run_dir) / "journal.jsonl").string());
   // A fresh draw of noise per launch: the run's seed is nobody's choice.
   const std::uint64_t seed = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   const auto cluster = cluster::make_cluster(r.cluster, {t.truth_file, seed});
+  const DirectoryRunRequest d = directory_request(q, t, r.run_dir, seed);
+  if (const auto entries = journal.entries(); !entries.empty())
+    require_same_request(entries.back(), approved, r.cluster, launch_request_for(d, approved), r.run_dir, journal.path());
+  DirectoryRunHooks h;
+  h.interrupted = hooks.interrupted;
+  h.on_progress = hooks.on_progress;
+  h.on_note = hooks.on_note;
+  if (hooks.on_started) {
+    h.on_started = [&](const DirectoryRunResult& started) {
+      SingleRunResult now = r;
+      now.id = started.id;
+      now.spec = started.spec;
+      now.reattached = started.reattached;
+      now.already_ended = started.already_ended;
+      hooks.on_started(now);
+    };
+  }
+  DirectoryRunResult done;
   try {
-    if (!adopt(*cluster, journal, approved, hooks, r)) launch(*cluster, journal, approved, q, t, seed, r);
+    done = run_in_directory(*cluster, r.cluster, approved, d, h);
   } catch (const cluster::ClusterError& e) {
-    throw InputError({}, "--cluster", e.what());
+    throw InputError({}, "--cluster", fmt::format("{}; run the same command again to re-attach", e.what()));
   }
-  if (hooks.on_started) hooks.on_started(r);
-  if (!r.already_ended) {
-    r.status = follow(*cluster, q, hooks, r);
-    journal.finished(r.spec.name, r.status);
-  }
-  r.diagnosis = diagnose_run(r.spec, t.recipe);
+  r.id = done.id;
+  r.spec = done.spec;
+  r.status = done.status;
+  r.reattached = done.reattached;
+  r.already_ended = done.already_ended;
+  r.diagnosis = std::move(done.diagnosis);
   return r;
 }
 

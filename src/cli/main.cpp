@@ -1,5 +1,6 @@
 // attune: tunes the throughput of LLM training recipes without changing what
 // they train. This file only wires the subcommands; each lives in src/cli/.
+#include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,11 @@
 #include "attune/util/error.h"
 
 int main(int argc, char** argv) {
+  // A reader that goes away (`attune run ... | head -1`) must not kill attune
+  // mid-run with SIGPIPE: writes fail with EPIPE instead, and a run attune
+  // follows is still followed to its end and journalled. Children get the
+  // default back (run_process, the local cluster).
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"attune - tunes the throughput of LLM training recipes without changing what they train"};
   app.set_version_flag("--version", std::string("attune ") + ATTUNE_VERSION);
   app.require_subcommand(1);
@@ -18,6 +24,7 @@ int main(int argc, char** argv) {
   attune::cli::add_sim_command(app);
   attune::cli::add_run_command(app);
   attune::cli::add_cluster_command(app);
+  attune::cli::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

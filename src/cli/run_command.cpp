@@ -3,6 +3,7 @@
 // watch, diagnose); this file parses the flags, turns Ctrl-C into a cancel,
 // and prints progress and the result.
 #include <csignal>
+#include <exception>
 #include <memory>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "attune/campaign/single_run.h"
 #include "attune/cli/commands.h"
 #include "attune/cli/diagnosis_output.h"
+#include "attune/cli/interrupt_flag.h"
 
 namespace attune::cli {
 
@@ -20,31 +22,15 @@ struct RunArgs {
   bool json = false;
 };
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
-
-// SIGINT and SIGTERM set a flag the watch reads (it then cancels the run)
-// for as long as this object lives.
-class InterruptFlag {
- public:
-  InterruptFlag() {
-    g_interrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+// Runs a printing hook so that output nobody reads any more (EPIPE: the
+// reader of a pipe went away) never stops attune following its run.
+template <class F>
+void quietly(F&& print) {
+  try {
+    print();
+  } catch (const std::exception&) {
   }
-  ~InterruptFlag() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  bool raised() const { return g_interrupted != 0; }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
+}
 
 std::string duration_text(double s) {
   const long t = static_cast<long>(s + 0.5);
@@ -79,15 +65,20 @@ int run_run(const RunArgs& a) {
   InterruptFlag interrupt;
   campaign::SingleRunHooks hooks;
   hooks.interrupted = [&] { return interrupt.raised(); };
-  hooks.on_started = print_started;
+  hooks.on_started = [](const campaign::SingleRunResult& r) { quietly([&] { print_started(r); }); };
   hooks.on_progress = [](const cluster::WatchProgress& p, const cluster::RunSpec& spec) {
-    fmt::print(stderr, "  {:<10} step {}/{}  elapsed {}\n", to_string(p.state), p.steps, spec.steps,
-               duration_text(p.elapsed_s));
+    quietly([&] {
+      fmt::print(stderr, "  {:<10} step {}/{}  elapsed {}\n", to_string(p.state), p.steps, spec.steps,
+                 duration_text(p.elapsed_s));
+    });
   };
-  hooks.on_note = [](const std::string& line) { fmt::print(stderr, "attune run: {}\n", line); };
+  hooks.on_note = [](const std::string& line) { quietly([&] { fmt::print(stderr, "attune run: {}\n", line); }); };
   const campaign::SingleRunResult r = campaign::run_single(a.request, hooks);
-  if (a.json) print_json(campaign::to_json(r));
-  else print_result(r);
+  // The run is journalled by now: a result nobody reads still exits with the run's status.
+  quietly([&] {
+    if (a.json) print_json(campaign::to_json(r));
+    else print_result(r);
+  });
   return r.status.state == cluster::RunState::Completed ? 0 : 1;
 }
 

@@ -2,12 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "attune/recipe/recipe_files.h"
-#include "attune/sim/step_model.h"
-#include "attune/sim/workload.h"
 #include "attune/util/error.h"
 
 namespace attune::cluster {
@@ -22,22 +21,11 @@ std::vector<std::string> with_config(std::vector<std::string> argv, const std::s
   return argv;
 }
 
-// What one step should take, from the analytic model (never the scenario's
-// hidden truth: the watchdog only needs the order of magnitude). 0 = unknown.
-double expected_step_s(const recipe::Recipe& r) {
-  try {
-    const sim::Prediction p = sim::predict(sim::workload_from_recipe(r), {}, sim::Detail::Numbers);
-    return p.ok ? p.step_time_s : 0;
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
-
 std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::string& wrapper, double time_scale,
                                          int steps) {
   if (q.attune_binary.empty()) throw InputError({}, "--cluster", "a cluster with payload sim needs the attune binary");
   std::vector<std::string> argv = {q.attune_binary, "sim", "job", wrapper, "--time-scale", fmt::format("{}", time_scale),
-                                   "--steps", std::to_string(steps), "--seed", std::to_string(q.seed)};
+                                   "--steps", std::to_string(steps), "--seed", std::to_string(q.seed ? q.seed : 1)};
   if (!q.truth_file.empty()) {
     argv.push_back("--truth-file");
     argv.push_back(std::filesystem::absolute(q.truth_file).string());
@@ -62,7 +50,8 @@ std::vector<std::string> default_launch_command(const recipe::Recipe& r) {
   return {};
 }
 
-RunSpec prepare_launch(const recipe::Recipe& recipe, const ClusterDefinition& cluster, const LaunchRequest& q) {
+Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinition& cluster, const LaunchRequest& q) {
+  const recipe::Recipe& recipe = approved.recipe();
   const recipe::LaunchSettings& l = recipe.launch();
   const recipe::Hardware& hw = recipe.hardware();
   const std::string dir = std::filesystem::absolute(q.run_dir).string();
@@ -77,7 +66,8 @@ RunSpec prepare_launch(const recipe::Recipe& recipe, const ClusterDefinition& cl
   s.gpu = !plan.gpu.empty() ? plan.gpu : hw.gpu;
   s.log_path = (std::filesystem::path(dir) / "run.log").string();
   s.steps = q.steps > 0 ? q.steps : recipe.measure().steps > 0 ? recipe.measure().steps : 50;
-  s.expected_step_s = expected_step_s(recipe);
+  s.expected_step_s = q.expected_step_s > 0 && std::isfinite(q.expected_step_s) ? q.expected_step_s : 0;
+  s.noise_seed = q.seed;
   s.time_limit_s = run_time_limit_s(l.time_limit_s > 0 ? l.time_limit_s : q.default_time_limit_s, q.budget_gpu_hours,
                                     s.nodes, s.gpus_per_node);
   s.partition = l.partition;
@@ -93,9 +83,10 @@ RunSpec prepare_launch(const recipe::Recipe& recipe, const ClusterDefinition& cl
     s.command = sim_job_command(q, files.wrapper, cluster.time_scale, s.steps);
     s.per_node = false;
     s.workdir = dir;
-    return s;
+    return Launch(approved, std::move(s), cluster.name, cluster.backend);
   }
-  if (cluster.backend == "sim") return s;  // in-process: nothing is executed
+  // In-process: nothing is executed.
+  if (cluster.backend == "sim") return Launch(approved, std::move(s), cluster.name, cluster.backend);
 
   const std::vector<std::string> argv = l.command.empty() ? default_launch_command(recipe) : l.command;
   if (argv.empty())
@@ -116,7 +107,7 @@ RunSpec prepare_launch(const recipe::Recipe& recipe, const ClusterDefinition& cl
     s.env.emplace("PET_NPROC_PER_NODE", std::to_string(s.gpus_per_node));
     s.env.emplace("PET_NNODES", "1");
   }
-  return s;
+  return Launch(approved, std::move(s), cluster.name, cluster.backend);
 }
 
 }  // namespace attune::cluster

@@ -19,8 +19,6 @@ namespace attune::cluster {
 using json = nlohmann::json;
 using namespace json_field;
 
-
-
 std::string to_string(RunState s) {
   switch (s) {
     case RunState::Pending: return "pending";
@@ -47,6 +45,14 @@ double run_time_limit_s(double recipe_limit_s, double budget_gpu_hours, int node
   if (budget_gpu_hours < 0 || nodes <= 0 || gpus_per_node <= 0) return recipe_limit_s;
   const double payable_s = budget_gpu_hours * 3600.0 / (static_cast<double>(nodes) * gpus_per_node);
   return recipe_limit_s > 0 ? std::min(recipe_limit_s, payable_s) : payable_s;
+}
+
+std::uint64_t launch_seed(std::uint64_t campaign_seed, long n) {
+  // splitmix64 of the pair: nearby campaign seeds and launches draw unrelated noise.
+  std::uint64_t z = campaign_seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(n);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
 
 // ------------------------------------------------------------ RunSpec / RunStatus JSON

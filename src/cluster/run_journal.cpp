@@ -1,24 +1,15 @@
 #include "attune/cluster/run_journal.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <array>
-#include <cerrno>
 #include <chrono>
 #include <ctime>
-#include <filesystem>
 #include <stdexcept>
-#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "attune/util/error.h"
-#include "attune/util/file.h"
 #include "attune/util/json_input.h"
-#include "attune/util/process_parts.h"
 
 namespace attune::cluster {
 
@@ -36,58 +27,28 @@ std::string utc_now() {
   return buf.data();
 }
 
-bool is_blank(std::string_view s) { return s.find_first_not_of(" \t\r") == std::string_view::npos; }
-
 }  // namespace
 
 // ------------------------------------------------------------ RunJournal
 
-RunJournal::RunJournal(std::string path) : path_(std::move(path)) {
-  if (path_.empty()) throw InputError({}, "", "the run journal's path is empty");
-  const std::filesystem::path p(path_);
-  if (p.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(p.parent_path(), ec);
-    if (ec) throw InputError({path_, 0, 0}, "", "cannot create the run journal's directory: " + ec.message());
-  }
-  load();
-}
+RunJournal::RunJournal(std::string path) : file_(std::move(path)) { load(); }
 
-RunJournal::~RunJournal() {
-  if (fd_ >= 0) ::close(fd_);
-}
+RunJournal::~RunJournal() = default;
 
+// A record that is JSON but no journal record (an unknown event, a missing
+// field) is damage wherever it is, the last line included: only an append
+// that never finished tears a line, and JsonlFile has left that out already.
 void RunJournal::load() {
-  std::error_code ec;
-  if (!std::filesystem::exists(path_, ec)) return;
-  const std::string text = read_file(path_);
-  std::size_t pos = 0;
-  int lineno = 0;
-  while (pos < text.size()) {
-    ++lineno;
-    const std::size_t nl = text.find('\n', pos);
-    const std::size_t start = pos;
-    const std::string_view line =
-        std::string_view(text).substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    if (nl == std::string::npos) {  // torn: the append that wrote it never finished
-      repair_ = static_cast<long long>(start);
-      break;
-    }
-    if (is_blank(line)) continue;
+  for (const JsonlFile::Line& line : file_.read_lines()) {
     try {
-      apply(json::parse(line));
+      apply(line.record);
+    } catch (const InputError& e) {
+      throw InputError({file_.path(), line.number, 0}, "",
+                       "corrupt run journal record: " + format_error({}, e.key(), e.message()));
     } catch (const std::exception& e) {
-      if (is_blank(std::string_view(text).substr(pos))) {  // the last record: torn
-        repair_ = static_cast<long long>(start);
-        break;
-      }
-      const auto* input = dynamic_cast<const InputError*>(&e);
-      const std::string why = input ? format_error({}, input->key(), input->message()) : std::string(e.what());
-      throw InputError({path_, lineno, 0}, "", "corrupt run journal record: " + why);
+      throw InputError({file_.path(), line.number, 0}, "", std::string("corrupt run journal record: ") + e.what());
     }
   }
-  if (repair_) loaded_size_ = static_cast<long long>(text.size());
 }
 
 JournalEntry& RunJournal::entry(const std::string& run, bool create) {
@@ -145,50 +106,10 @@ void RunJournal::apply(const json& r) {
   }
 }
 
-// One record, one line, one write(), then fsync.
+// One record, one line, durable before it is applied (util/jsonl_file.h).
 void RunJournal::append(json record) {
   record["at"] = utc_now();
-  const std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  const auto fail = [&](const std::string& what, int err) {
-    throw InputError({path_, 0, 0}, "", fmt::format("cannot {} the run journal: {}", what, errno_text(err)));
-  };
-  if (fd_ < 0) {
-    std::error_code ec;
-    const bool created = !std::filesystem::exists(path_, ec);
-    const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) fail("open", errno);
-    fd_ = fd;
-    if (created) {  // the new file's directory entry must survive a crash too
-      const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-      const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-      }
-    }
-    // Cut the torn tail load() found, unless another writer appended since.
-    struct stat st {};
-    if (repair_ && ::fstat(fd_, &st) == 0 && st.st_size == loaded_size_) {
-      if (::ftruncate(fd_, *repair_) != 0) fail("repair the torn last line of", errno);
-    }
-    repair_.reset();
-  }
-  struct stat before {};
-  const bool sized = ::fstat(fd_, &before) == 0;
-  ssize_t n;
-  do {
-    n = ::write(fd_, line.data(), line.size());
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(line.size())) {
-    const int err = n < 0 ? errno : ENOSPC;
-    // A short write left a torn line: cut it if it is still the file's tail.
-    struct stat after {};
-    if (n > 0 && sized && ::fstat(fd_, &after) == 0 && after.st_size == before.st_size + n) {
-      [[maybe_unused]] const int r = ::ftruncate(fd_, before.st_size);
-    }
-    fail("append to", err);
-  }
-  if (::fsync(fd_) != 0) fail("sync", errno);
+  file_.append(record);
 }
 
 void RunJournal::launching(const std::string& run, const std::string& cluster, const RunSpec& spec,

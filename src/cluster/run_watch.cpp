@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "attune/diagnose/log_line.h"
-#include "attune/diagnose/log_parser.h"
 #include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
 
@@ -23,80 +22,35 @@ StepCounter::StepCounter() { reset(); }
 StepCounter::~StepCounter() = default;
 
 void StepCounter::reset() {
-  reader_ = std::make_unique<diagnose::LogReader>(
-      [this](const diagnose::LogLine& l) { on_line(l.text, l.line, l.rank); });
-  parser_.reset();
-  sink_ = std::make_unique<diagnose::ParseSink>();
-  held_.clear();
-  frozen_ = false;
-  held_grew_ = false;
+  reader_.reset();  // its callback names the pass it feeds
+  pass_ = std::make_unique<diagnose::LogPass>("");
+  reader_ = std::make_unique<diagnose::LogReader>([this](const diagnose::LogLine& l) { pass_->feed(l); });
   finished_ = false;
 }
 
 long StepCounter::feed(std::string_view text) {
   if (finished_ || text.empty()) return steps();
   reader_->feed(text);
-  if (!frozen_ && held_grew_) redetect();
+  pass_->provisional();
   return steps();
 }
 
 long StepCounter::finish() {
   if (finished_) return steps();
   reader_->finish();
-  if (!frozen_) {
-    // The diagnoser's verdict on a whole log shorter than its window.
-    redetect();
-    if (!parser_) start_parser("megatron");
-    held_.clear();
-    frozen_ = true;
-  }
+  pass_->finish();
   finished_ = true;
   return steps();
 }
 
-long StepCounter::steps() const { return static_cast<long>(sink_->samples.size()); }
+long StepCounter::steps() const { return static_cast<long>(pass_->samples_so_far().size()); }
 
-long StepCounter::last_step() const { return sink_->samples.empty() ? 0 : sink_->samples.back().step; }
-
-std::string StepCounter::framework() const { return parser_ ? parser_->framework() : ""; }
-
-void StepCounter::on_line(std::string_view text, long line, int rank) {
-  if (frozen_) {
-    parser_->feed(diagnose::LogLine{text, line, rank}, *sink_);
-    return;
-  }
-  held_.push_back(Held{std::string(text), line, rank});
-  held_grew_ = true;
-  if (parser_) {
-    const Held& h = held_.back();
-    parser_->feed(diagnose::LogLine{h.text, h.line, h.rank}, *sink_);
-  }
-  if (held_.size() >= diagnose::LogPass::kDetectLines) {
-    // The window closes: the verdict is final (the diagnoser's fallback,
-    // Megatron, when no parser found evidence) and lines stop being held.
-    redetect();
-    if (!parser_) start_parser("megatron");
-    held_.clear();
-    frozen_ = true;
-  }
+long StepCounter::last_step() const {
+  const diagnose::StepSeries& samples = pass_->samples_so_far();
+  return samples.empty() ? 0 : samples.back().step;
 }
 
-void StepCounter::redetect() {
-  held_grew_ = false;
-  std::vector<std::string> first;
-  first.reserve(held_.size());
-  for (const Held& h : held_) first.push_back(h.text);
-  const std::string fw = diagnose::detect_framework(first);
-  if (fw.empty() || (parser_ && parser_->framework() == fw)) return;
-  start_parser(fw);
-}
-
-// A new verdict: parse every held line again with that framework's parser.
-void StepCounter::start_parser(const std::string& framework) {
-  parser_ = diagnose::make_parser(framework);
-  sink_ = std::make_unique<diagnose::ParseSink>();
-  for (const Held& h : held_) parser_->feed(diagnose::LogLine{h.text, h.line, h.rank}, *sink_);
-}
+std::string StepCounter::framework() const { return pass_->framework_so_far(); }
 
 // ------------------------------------------------------------ watch_run
 

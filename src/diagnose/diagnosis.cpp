@@ -253,6 +253,10 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   if (relative_times) {  // 1/tps ranked the samples; it is not a time
     d.step_time_s.reset();
     d.samples_per_s.reset();
+  } else {
+    for (std::size_t i = 0; i < sink.samples.size() && i < d.steady.used.size(); ++i) {
+      if (d.steady.used[i] && sink.samples[i].step_time_s) d.steady_step_times_s.push_back(*sink.samples[i].step_time_s);
+    }
   }
   memory(sink, d);
   d.failure = pass.classifier().result(true, d.step_time_s);

@@ -11,6 +11,11 @@ LogPass::LogPass(const std::string& framework, std::size_t detect_lines) : detec
 void LogPass::feed(const LogLine& line) {
   if (!parser_) {
     held_.push_back({std::string(line.text), line.line, line.rank});
+    held_grew_ = true;
+    if (early_parser_) {
+      const Held& h = held_.back();
+      early_parser_->feed(LogLine{h.text, h.line, h.rank}, *early_sink_);
+    }
     if (held_.size() >= detect_lines_) start_parser("");
     return;
   }
@@ -33,6 +38,8 @@ void LogPass::start_parser(const std::string& framework) {
   if (!parser_) throw InputError({}, "--framework", "unknown log framework '" + fw + "'");
   for (const auto& h : held_) parse(LogLine{h.text, h.line, h.rank});
   held_.clear();
+  early_parser_.reset();
+  early_sink_.reset();
 }
 
 // A line that adds a step sample goes to the classifier as a step line;
@@ -45,6 +52,31 @@ void LogPass::parse(const LogLine& line) {
   } else {
     classifier_.feed(line);
   }
+}
+
+void LogPass::provisional() {
+  if (parser_ || !held_grew_) return;
+  held_grew_ = false;
+  std::vector<std::string> first;
+  first.reserve(held_.size());
+  for (const auto& h : held_) first.push_back(h.text);
+  const std::string fw = detect_framework(first);
+  // No evidence yet, or the same verdict (whose parser has seen every held line).
+  if (fw.empty() || (early_parser_ && early_parser_->framework() == fw)) return;
+  early_parser_ = make_parser(fw);
+  early_sink_ = std::make_unique<ParseSink>();
+  for (const auto& h : held_) early_parser_->feed(LogLine{h.text, h.line, h.rank}, *early_sink_);
+}
+
+const StepSeries& LogPass::samples_so_far() const {
+  static const StepSeries kNone;
+  if (parser_) return sink_.samples;
+  return early_sink_ ? early_sink_->samples : kNone;
+}
+
+std::string LogPass::framework_so_far() const {
+  if (parser_) return parser_->framework();
+  return early_parser_ ? early_parser_->framework() : "";
 }
 
 }  // namespace attune::diagnose

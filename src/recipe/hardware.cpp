@@ -18,19 +18,39 @@ std::optional<std::string> normalize_gpu(std::string_view text) {
   return std::nullopt;
 }
 
-const GpuSpec* gpu_spec(std::string_view gpu) {
-  // hardware.csv in the calibration data: H100 SXM5 80 GB, H200 SXM 141 GB, B200 180 GB.
-  static const GpuSpec specs[] = {
-      {"h100", 989, 1979, 80e9 / (1024.0 * 1024 * 1024)},
-      {"h200", 989, 1979, 141e9 / (1024.0 * 1024 * 1024)},
-      {"b200", 2250, 4500, 180e9 / (1024.0 * 1024 * 1024)},
+const std::vector<GpuSpec>& gpu_specs() {
+  // Peaks: dense (no sparsity) BF16 / FP8 tensor-core TFLOP/s from the vendor
+  // datasheets. HBM: the usable capacity the simulator is calibrated with
+  // (docs/simulator.md), a little under the total nvidia-smi reports (H100 SXM:
+  // 81559 MiB = 79.6 GiB; H200: 140.4 GiB; B200: 179.1 GiB) for what the driver
+  // and the CUDA context keep. The marketed "80 GB" read as 10^9 bytes (74.5
+  // GiB) would understate an H100 by 6% and call fitting layouts out of memory.
+  static const std::vector<GpuSpec> specs = {
+      {"h100", 989, 1979, 79.1},
+      {"h200", 989, 1979, 140.0},
+      {"b200", 2250, 4500, 178.4},
+      {"gb200", 2500, 5000, 184.0},  // per GPU of an NVL72 rack
+      {"a100", 312, 0, 79.1},        // SXM 80 GB; Ampere has no FP8
+      // The Grand Teton H100 torchtitan measured on: 96 GB HBM2e at 500 W, a
+      // peak between H100 NVL (835) and SXM.
+      {"h100-96gb", 900, 1800, 94.0},
   };
-  auto name = normalize_gpu(gpu);
-  if (!name) return nullptr;
-  for (const auto& s : specs) {
-    if (s.name == *name) return &s;
-  }
-  return nullptr;
+  return specs;
+}
+
+const GpuSpec* gpu_spec(std::string_view gpu) {
+  const auto find = [](std::string_view name) -> const GpuSpec* {
+    for (const auto& s : gpu_specs()) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  };
+  if (const GpuSpec* s = find(gpu)) return s;  // the common case, without a copy
+  std::string lower;
+  for (char c : gpu) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (const GpuSpec* s = find(lower)) return s;
+  const auto name = normalize_gpu(gpu);
+  return name ? find(*name) : nullptr;
 }
 
 }  // namespace attune::recipe

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "attune/recipe/hardware.h"
 
@@ -9,19 +11,50 @@ namespace attune::sim {
 
 namespace {
 
+// The simulator's own figures for one GPU type; its peaks and HBM come from
+// the recipe catalog.
+GpuSystem calibrated(const char* id, const char* display, double hbm_tbps, double mamf_bf16, double mamf_fp8,
+                     int gpus_per_node, int nvlink_domain, double nvlink_gbps, double allreduce_nvlink,
+                     double alltoall_nvlink, double allreduce_network, double alltoall_network, double network_gbps,
+                     double pcie_gbps) {
+  const recipe::GpuSpec* spec = recipe::gpu_spec(id);
+  if (!spec || spec->name != id) throw std::logic_error(std::string("GPU '") + id + "' is not in the recipe catalog");
+  GpuSystem g;
+  g.id = id;
+  g.display = display;
+  g.bf16_tflops = spec->bf16_tflops;
+  g.fp8_tflops = spec->fp8_tflops;
+  g.hbm_gib = spec->hbm_gib;
+  g.hbm_tbps = hbm_tbps;
+  g.mamf_bf16 = mamf_bf16;
+  g.mamf_fp8 = mamf_fp8;
+  g.gpus_per_node = gpus_per_node;
+  g.nvlink_domain = nvlink_domain;
+  g.nvlink_gbps = nvlink_gbps;
+  g.allreduce_busbw_nvlink = allreduce_nvlink;
+  g.alltoall_busbw_nvlink = alltoall_nvlink;
+  g.allreduce_busbw_network = allreduce_network;
+  g.alltoall_busbw_network = alltoall_network;
+  g.network_gbps_per_gpu = network_gbps;
+  g.pcie_gbps = pcie_gbps;
+  return g;
+}
+
 // Vendor datasheets and published MAMF measurements. H200's BF16 MAMF is "same as H100".
-// The Grand Teton H100 (96 GB HBM2e, 500 W) torchtitan measured on is slower
-// than an SXM H100: its peak is somewhere between H100 NVL (835) and SXM.
+// Fields: HBM TB/s, MAMF BF16 / FP8, GPUs per node, NVLink domain, NVLink GB/s,
+// NCCL bus bandwidth all-reduce / all-to-all in the NVLink domain and over
+// the network, network GB/s per GPU, PCIe GB/s.
 std::vector<GpuSystem> make_catalog() {
   std::vector<GpuSystem> c;
-  c.push_back({"h100", "H100 SXM 80GB", 989, 1979, 79.1, 3.35, 794.5, 1402.6, 8, 8, 450, 370, 320, 370, 48, 50});
-  c.push_back({"h200", "H200 SXM 141GB", 989, 1979, 140.0, 4.8, 794.5, 1453.4, 8, 8, 450, 368, 320, 370, 48, 50});
-  c.push_back({"b200", "B200 180GB", 2250, 4500, 178.4, 7.7, 1745.0, 3432.5, 8, 8, 900, 700, 640, 382, 48, 50});
-  c.push_back({"gb200", "GB200 NVL72", 2500, 5000, 184.0, 8.0, 1822.0, 3615.6, 4, 72, 900, 680, 640, 382, 48, 50});
-  c.push_back({"a100", "A100 SXM 80GB", 312, 0, 79.1, 2.0, 271.2, 0, 8, 8, 300, 232, 210, 192, 24, 25});
-  // 500 W cap: clocks drop under sustained GEMM load (about 25% below SXM's MAMF).
-  c.push_back({"h100-96gb", "H100 96GB HBM2e 500W (Grand Teton)", 900, 1800, 94.0, 2.4, 600.0, 1050.0, 8, 8, 450, 370, 320,
-               370, 48, 50});
+  c.push_back(calibrated("h100", "H100 SXM 80GB", 3.35, 794.5, 1402.6, 8, 8, 450, 370, 320, 370, 48, 50, 55));
+  c.push_back(calibrated("h200", "H200 SXM 141GB", 4.8, 794.5, 1453.4, 8, 8, 450, 368, 320, 370, 48, 50, 55));
+  c.push_back(calibrated("b200", "B200 180GB", 7.7, 1745.0, 3432.5, 8, 8, 900, 700, 640, 382, 48, 50, 55));
+  c.push_back(calibrated("gb200", "GB200 NVL72", 8.0, 1822.0, 3615.6, 4, 72, 900, 680, 640, 382, 48, 50, 55));
+  c.push_back(calibrated("a100", "A100 SXM 80GB", 2.0, 271.2, 0, 8, 8, 300, 232, 210, 192, 24, 25, 55));
+  // The Grand Teton H100 torchtitan measured on. 500 W cap: clocks drop under
+  // sustained GEMM load (about 25% below SXM's MAMF).
+  c.push_back(calibrated("h100-96gb", "H100 96GB HBM2e 500W (Grand Teton)", 2.4, 600.0, 1050.0, 8, 8, 450, 370,
+                         320, 370, 48, 50, 55));
   return c;
 }
 
@@ -47,15 +80,10 @@ const GpuSystem* find_gpu_system(std::string_view id) {
   for (const auto& g : gpu_systems()) {
     if (g.id == id) return &g;  // the common case, without a copy (searches call this per setting)
   }
-  std::string key(id);
-  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const recipe::GpuSpec* spec = recipe::gpu_spec(id);  // other spellings, as the catalog reads them
+  if (!spec) return nullptr;
   for (const auto& g : gpu_systems()) {
-    if (g.id == key) return &g;
-  }
-  if (auto n = recipe::normalize_gpu(id)) {
-    for (const auto& g : gpu_systems()) {
-      if (g.id == *n) return &g;
-    }
+    if (g.id == spec->name) return &g;
   }
   return nullptr;
 }

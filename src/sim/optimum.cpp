@@ -93,11 +93,10 @@ void add_note(std::vector<std::string>& notes, std::vector<int>& counts, const s
   counts.push_back(1);
 }
 
-// Applies the edits that take `from` to `to`, retrying an edit the recipe
-// refuses until the others have made it valid (TP before DP-dependent
-// settings, and so on). Returns false if some edit never applies.
-bool apply_edits(recipe::Recipe& candidate, const Workload& from, const Workload& to, std::vector<LeverEdit>& edits,
-                 std::string& why) {
+}  // namespace
+
+bool edit_recipe_to(recipe::Recipe& candidate, const Workload& from, const Workload& to, std::vector<LeverEdit>& edits,
+                    std::string& why) {
   std::vector<DimensionEdit> pending;
   try {
     pending = edits_between(candidate, from, to);
@@ -130,6 +129,8 @@ bool apply_edits(recipe::Recipe& candidate, const Workload& from, const Workload
   return true;
 }
 
+namespace {
+
 bool same_speed(const Prediction& a, const Prediction& b) {
   return std::abs(a.tokens_per_s_per_gpu - b.tokens_per_s_per_gpu) <= 0.005 * b.tokens_per_s_per_gpu;
 }
@@ -147,7 +148,7 @@ Reached reach(const recipe::Recipe& r, const gate::CorrectnessGate& gate, const 
     recipe::Recipe edited = r;
     std::vector<LeverEdit> edits;
     std::string why;
-    if (!apply_edits(edited, base, c.workload, edits, why)) {
+    if (!edit_recipe_to(edited, base, c.workload, edits, why)) {
       add_note(notes, counts, "skipped a candidate the recipe cannot express: " + why);
       continue;
     }

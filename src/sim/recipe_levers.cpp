@@ -750,6 +750,13 @@ std::vector<DimensionEdit> edits_between(const Recipe& r, const Workload& from, 
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> dimension_values(const Workload& w) {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(dimensions().size());
+  for (const Dimension& d : dimensions()) out.emplace_back(d.name, d.value(w));
+  return out;
+}
+
 int changed_dimensions(const Workload& a, const Workload& b) {
   const auto& p = a.plan;
   const auto& q = b.plan;

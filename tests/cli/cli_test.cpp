@@ -1,7 +1,10 @@
 // End-to-end checks of the attune binary: exit codes, JSON shape, and that a
 // failed edit writes nothing.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -9,6 +12,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -502,6 +508,51 @@ class CliRunTest : public CliTest {
     std::ofstream(w) << y;
     return w.string();
   }
+  // Starts the binary in the background (stdout and stderr to `out`); its pid.
+  pid_t start(const std::vector<std::string>& args, const fs::path& out) {
+    std::vector<std::string> argv = {ATTUNE_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    const std::string config = (dir_ / "config").string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
+      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execv(ATTUNE_BINARY, c.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  // Waits (bounded) for the journal's `launched` record; the run's id ("" if none came).
+  std::string wait_launched(const fs::path& run_dir, double seconds = 20) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      try {
+        for (const auto& r : journal_of(run_dir))
+          if (r.value("event", "") == "launched") return r.value("id", "");
+      } catch (const nlohmann::json::exception&) {  // a line being written
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return "";
+  }
+  static bool wait_for_file(const fs::path& p, double seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!fs::exists(p)) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+  static int exit_status_of(pid_t pid) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
 };
 
 TEST_F(CliRunTest, RunOnSimCompletesJournalsAndDiagnoses) {
@@ -668,6 +719,165 @@ TEST_F(CliRunTest, RunOnLocalFailingCommandFails) {
   const auto j = json_of(r);
   EXPECT_EQ(j["state"], "failed");
   EXPECT_NE(j["reason"].get<std::string>().find("3"), std::string::npos) << j["reason"];
+}
+
+// A used run directory takes only the request its run was launched for: any
+// other is refused, not handed the old run's result; the same recipe bytes
+// and spec, from wherever, are the same request.
+TEST_F(CliRunTest, RunDirOfAnotherRequestIsRefused) {
+  const fs::path d = dir_ / "run";
+  const std::string same = "run " + example("llama3-8b.attune.yaml") + " --cluster sim --run-dir " + d.string();
+  auto first = attune(same + " --json");
+  ASSERT_EQ(first.status, 0) << first.out << first.err;
+  const std::string name = json_of(first)["run"];
+  const std::string launched_script = slurp(d / "megatron_llama3_8b.sh");
+  const auto refused = [&](const std::string& args, const std::string& differs) {
+    auto r = attune(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.out << r.err;
+    for (const std::string& part : {"holds run " + name, std::string("llama3-8b.attune.yaml"),
+                                    std::string("other settings"), differs, std::string("--run-dir")})
+      EXPECT_NE(r.err.find(part), std::string::npos) << args << ": no '" << part << "' in\n" << r.err;
+    EXPECT_EQ(r.err.find("already ended"), std::string::npos) << r.err;
+  };
+  refused(same + " --gpu h200", "gpu");                        // other hardware
+  refused(same + " --budget-gpu-hours 1", "time_limit_s");     // another time limit
+  // Another recipe: the same wrapper beside an edited script.
+  fs::create_directories(dir_ / "edited");
+  std::ofstream(dir_ / "edited" / "llama3-8b.attune.yaml") << slurp(example("llama3-8b.attune.yaml"));
+  std::ofstream(dir_ / "edited" / "megatron_llama3_8b.sh") << slurp(example("megatron_llama3_8b.sh")) << "# edited\n";
+  refused("run " + (dir_ / "edited" / "llama3-8b.attune.yaml").string() + " --cluster sim --run-dir " + d.string(),
+          "the recipe file megatron_llama3_8b.sh");
+  // Other steps to measure: another wrapper.
+  std::string wrapper = slurp(example("llama3-8b.attune.yaml"));
+  wrapper.replace(wrapper.find("steps: 60"), 9, "steps: 30");
+  fs::create_directories(dir_ / "steps");
+  std::ofstream(dir_ / "steps" / "llama3-8b.attune.yaml") << wrapper;
+  std::ofstream(dir_ / "steps" / "megatron_llama3_8b.sh") << slurp(example("megatron_llama3_8b.sh"));
+  refused("run " + (dir_ / "steps" / "llama3-8b.attune.yaml").string() + " --cluster sim --run-dir " + d.string(),
+          "steps");
+
+  // The same bytes from another path are the same request: the old result.
+  fs::create_directories(dir_ / "copy");
+  for (const char* f : {"llama3-8b.attune.yaml", "megatron_llama3_8b.sh"})
+    std::ofstream(dir_ / "copy" / f) << slurp(example(f));
+  auto copy = attune("run " + (dir_ / "copy" / "llama3-8b.attune.yaml").string() + " --cluster sim --run-dir " +
+                     d.string() + " --json");
+  EXPECT_EQ(copy.status, 0) << copy.out << copy.err;
+  EXPECT_NE(copy.err.find("already ended"), std::string::npos) << copy.err;
+  EXPECT_EQ(json_of(copy)["run"], name);
+  // Nothing was launched, and the run's files are as it launched them.
+  EXPECT_EQ(count_events(journal_of(d), "launching"), 1);
+  EXPECT_EQ(slurp(d / "megatron_llama3_8b.sh"), launched_script);
+}
+
+// The run directory is locked for the whole run: a second attune there is
+// refused, naming the first's pid, and launches nothing.
+TEST_F(CliRunTest, ASecondAttuneInARunDirectoryIsRefusedNamingTheFirst) {
+  std::vector<std::string> script;
+  for (const char* line : kFiveIterations) script.push_back(std::string("echo '") + line + "'");
+  script.push_back("sleep 30");
+  const std::string wrapper = local_wrapper(script, 100);
+  const fs::path d = dir_ / "run";
+  const pid_t first = start({"run", wrapper, "--cluster", "local", "--run-dir", d.string(), "--json"}, dir_ / "first.out");
+  ASSERT_FALSE(wait_launched(d).empty()) << slurp(dir_ / "first.out");
+  auto second = attune("run " + wrapper + " --cluster local --run-dir " + d.string());
+  EXPECT_EQ(second.status, 2) << second.out << second.err;
+  EXPECT_NE(second.err.find("another attune (pid " + std::to_string(first) + ")"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("--run-dir"), std::string::npos) << second.err;
+  ::kill(first, SIGINT);  // Ctrl-C: cancels the run
+  EXPECT_EQ(exit_status_of(first), 1) << slurp(dir_ / "first.out");
+  const auto journal = journal_of(d);
+  EXPECT_EQ(count_events(journal, "launching"), 1);
+  ASSERT_FALSE(journal.empty());
+  EXPECT_EQ(journal.back()["status"]["state"], "cancelled");
+  // Once the first is gone the directory is free: the same request reports its run.
+  auto after = attune("run " + wrapper + " --cluster local --run-dir " + d.string());
+  EXPECT_EQ(after.status, 1) << after.out << after.err;
+  EXPECT_NE(after.err.find("already ended"), std::string::npos) << after.err;
+}
+
+// attune killed mid-run, the run ending before attune is started again: its
+// monitor's record says how it ended, so the same command reports that.
+TEST_F(CliRunTest, RunThatEndedWhileAttuneWasDeadReportsItsExitStatus) {
+  std::vector<std::string> script;
+  for (const char* line : kFiveIterations) script.push_back(std::string("echo '") + line + "'");
+  script.push_back("sleep 1");
+  script.push_back("exit 3");
+  const std::string wrapper = local_wrapper(script);
+  const fs::path d = dir_ / "run";
+  const std::vector<std::string> args = {"run", wrapper, "--cluster", "local", "--run-dir", d.string(), "--json"};
+  const pid_t first = start(args, dir_ / "first.out");
+  const std::string id = wait_launched(d);
+  ASSERT_FALSE(id.empty()) << slurp(dir_ / "first.out");
+  ::kill(first, SIGKILL);
+  ::waitpid(first, nullptr, 0);
+  ASSERT_TRUE(wait_for_file(d / "run.log.exit", 10));
+  auto again = attune("run " + wrapper + " --cluster local --run-dir " + d.string() + " --json");
+  EXPECT_EQ(again.status, 1) << again.out << again.err;
+  const auto j = json_of(again);
+  EXPECT_EQ(j["id"], id);
+  EXPECT_EQ(j["reattached"], true);
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_EQ(j["reason"], "exit status 3");
+  EXPECT_EQ(j["diagnosis"]["steps"], 5);
+  EXPECT_EQ(journal_of(d).back()["status"]["reason"], "exit status 3");
+}
+
+// A run whose monitor was killed too left no record: the error says the run
+// cannot be followed and to use another --run-dir; the cluster is not to blame.
+TEST_F(CliRunTest, RunThatIsTrulyGoneIsNotBlamedOnTheCluster) {
+  const std::string wrapper = local_wrapper({"sleep 30"});
+  const fs::path d = dir_ / "run";
+  const pid_t first = start({"run", wrapper, "--cluster", "local", "--run-dir", d.string()}, dir_ / "first.out");
+  const std::string id = wait_launched(d);
+  ASSERT_FALSE(id.empty()) << slurp(dir_ / "first.out");
+  ::kill(first, SIGKILL);
+  ::waitpid(first, nullptr, 0);
+  std::ifstream stat("/proc/" + id + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  ASSERT_NE(paren, std::string::npos) << text;
+  const pid_t monitor = std::stoi(text.substr(paren + 4));  // ") S <ppid>"
+  ::kill(monitor, SIGKILL);
+  ::kill(-std::stoi(id), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto again = attune("run " + wrapper + " --cluster local --run-dir " + d.string());
+  EXPECT_EQ(again.status, 2) << again.out << again.err;
+  EXPECT_NE(again.err.find("run local:" + id + " is gone"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("--run-dir"), std::string::npos) << again.err;
+  EXPECT_EQ(again.err.find("--cluster"), std::string::npos) << again.err;
+}
+
+// A reader that goes away (`attune run ... | head -1`) does not kill attune:
+// the run is still followed to its end and journalled.
+TEST_F(CliRunTest, AClosedOutputDoesNotStopTheRun) {
+  const fs::path d = dir_ / "run";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);  // no reader at all: every write is EPIPE (or SIGPIPE)
+  std::vector<std::string> argv = {ATTUNE_BINARY, "run", example("llama3-8b.attune.yaml"), "--cluster", "sim",
+                                   "--run-dir", d.string(), "--json"};
+  std::vector<char*> c;
+  for (auto& a : argv) c.push_back(a.data());
+  c.push_back(nullptr);
+  const std::string config = (dir_ / "config").string();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("XDG_CONFIG_HOME", config.c_str(), 1);
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::execv(ATTUNE_BINARY, c.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  EXPECT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+  const auto journal = journal_of(d);
+  ASSERT_FALSE(journal.empty());
+  EXPECT_EQ(journal.back()["event"], "finished");
+  EXPECT_EQ(journal.back()["status"]["state"], "completed");
 }
 
 TEST_F(CliRunTest, ClusterListAndCheckSim) {

@@ -1,16 +1,21 @@
-// prepare_launch: from a recipe and a cluster definition to the RunSpec —
-// the run directory written, the command per framework and cluster kind, the
-// Slurm request copied from the wrapper, steps and time limit (cut by the
-// budget), and the checks that refuse what cannot launch.
+// prepare_launch: from an approved recipe and a cluster definition to the
+// Launch — the run directory written, the command per framework and cluster
+// kind, the Slurm request copied from the wrapper, steps and time limit (cut
+// by the budget), the caller's step estimate, the same spec when prepared
+// again, and the checks that refuse what cannot launch.
 #include "attune/cluster/launch.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "attune/cluster/run.h"
+#include "attune/gate/correctness_gate.h"
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
 #include "../fixtures/llama3_8b_script.h"
@@ -112,6 +117,13 @@ class LaunchTest : public ::testing::Test {
     return Recipe::load(
         write("hf.attune.yaml", std::string("framework: hyperpod\nconfig: hf.yaml\nmodel: llama3-8b\n") + kHardware + extra));
   }
+  // Only an approved recipe launches: the gate approves each as it is.
+  static Launch prepare(const Recipe& r, const ClusterDefinition& c, const LaunchRequest& q) {
+    return prepare_launch(gate::CorrectnessGate{}.approve(r, r), c, q);
+  }
+  static RunSpec prepared(const Recipe& r, const ClusterDefinition& c, const LaunchRequest& q) {
+    return prepare(r, c, q).spec();
+  }
   LaunchRequest request() const {
     LaunchRequest q;
     q.run_name = "attune-test-0001";
@@ -130,7 +142,13 @@ class LaunchTest : public ::testing::Test {
 
 TEST_F(LaunchTest, SimWritesTheRunDirectoryAndTheSpec) {
   const Recipe r = megatron(kFullLaunch);
-  const RunSpec s = prepare_launch(r, sim(), request());
+  LaunchRequest q = request();
+  q.expected_step_s = 1.5;
+  const Launch l = prepare(r, sim(), q);
+  const RunSpec& s = l.spec();
+  EXPECT_EQ(l.cluster_name(), "sim");
+  EXPECT_EQ(l.backend(), "sim");
+  EXPECT_EQ(l.recipe().document().text(), r.document().text());  // the approved recipe travels with it
   EXPECT_EQ(s.name, "attune-test-0001");
   EXPECT_TRUE(fs::exists(written("train.sh")));
   EXPECT_TRUE(fs::exists(written("train.attune.yaml")));
@@ -141,7 +159,7 @@ TEST_F(LaunchTest, SimWritesTheRunDirectoryAndTheSpec) {
   EXPECT_EQ(s.gpu, "h100");
   EXPECT_EQ(s.steps, 60);
   EXPECT_DOUBLE_EQ(s.time_limit_s, 2400);
-  EXPECT_GT(s.expected_step_s, 0);
+  EXPECT_DOUBLE_EQ(s.expected_step_s, 1.5);
   EXPECT_TRUE(s.command.empty());  // in-process: nothing is executed
   // The Slurm request is copied on every cluster (the journal keeps it).
   EXPECT_EQ(s.partition, "h100");
@@ -156,7 +174,7 @@ TEST_F(LaunchTest, SimWritesTheRunDirectoryAndTheSpec) {
 }
 
 TEST_F(LaunchTest, HardwareComesFromTheRecipe) {
-  const RunSpec s = prepare_launch(megatron("", "hardware: {gpu: b200, nodes: 2, gpus_per_node: 4}\n"), sim(), request());
+  const RunSpec s = prepared(megatron("", "hardware: {gpu: b200, nodes: 2, gpus_per_node: 4}\n"), sim(), request());
   EXPECT_EQ(s.nodes, 2);
   EXPECT_EQ(s.gpus_per_node, 4);
   EXPECT_EQ(s.gpu, "b200");
@@ -164,50 +182,81 @@ TEST_F(LaunchTest, HardwareComesFromTheRecipe) {
 
 TEST_F(LaunchTest, NoHardwareMeansOneNodeOfEightAnyGpu) {
   const Recipe r = Recipe::load(write("train.sh", kScript));
-  const RunSpec s = prepare_launch(r, sim(), request());
+  const RunSpec s = prepared(r, sim(), request());
   EXPECT_EQ(s.nodes, 1);
   EXPECT_EQ(s.gpus_per_node, 8);
   EXPECT_EQ(s.gpu, "");
-  EXPECT_GE(s.expected_step_s, 0);
+  EXPECT_EQ(s.expected_step_s, 0);  // the request has no estimate
 }
 
 TEST_F(LaunchTest, StepsFromMeasureThenRequestThenFifty) {
-  EXPECT_EQ(prepare_launch(megatron(kFullLaunch), sim(), request()).steps, 60);
+  EXPECT_EQ(prepared(megatron(kFullLaunch), sim(), request()).steps, 60);
   LaunchRequest q = request();
   q.steps = 7;
-  EXPECT_EQ(prepare_launch(megatron(kFullLaunch), sim(), q).steps, 7);
-  EXPECT_EQ(prepare_launch(megatron(), sim(), request()).steps, 50);
-  EXPECT_EQ(prepare_launch(megatron("measure: {skip_first: 5}\n"), sim(), request()).steps, 50);
+  EXPECT_EQ(prepared(megatron(kFullLaunch), sim(), q).steps, 7);
+  EXPECT_EQ(prepared(megatron(), sim(), request()).steps, 50);
+  EXPECT_EQ(prepared(megatron("measure: {skip_first: 5}\n"), sim(), request()).steps, 50);
 }
 
 TEST_F(LaunchTest, TimeLimitFromRecipeElseDefaultCutByBudget) {
   // The recipe's.
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(kFullLaunch), sim(), request()).time_limit_s, 2400);
+  EXPECT_DOUBLE_EQ(prepared(megatron(kFullLaunch), sim(), request()).time_limit_s, 2400);
   // None stated: the request's default (2 h unless told).
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(), sim(), request()).time_limit_s, 7200);
+  EXPECT_DOUBLE_EQ(prepared(megatron(), sim(), request()).time_limit_s, 7200);
   LaunchRequest q = request();
   q.default_time_limit_s = 1234;
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(), sim(), q).time_limit_s, 1234);
+  EXPECT_DOUBLE_EQ(prepared(megatron(), sim(), q).time_limit_s, 1234);
   // 4 GPU-hours on 8 GPUs pay for 30 min.
   q = request();
   q.budget_gpu_hours = 4;
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(kFullLaunch), sim(), q).time_limit_s, 1800);
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(), sim(), q).time_limit_s, 1800);
+  EXPECT_DOUBLE_EQ(prepared(megatron(kFullLaunch), sim(), q).time_limit_s, 1800);
+  EXPECT_DOUBLE_EQ(prepared(megatron(), sim(), q).time_limit_s, 1800);
   // ... on 16 GPUs, 15 min.
   EXPECT_DOUBLE_EQ(
-      prepare_launch(megatron("", "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"), slurm(), q).time_limit_s, 900);
+      prepared(megatron("", "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"), slurm(), q).time_limit_s, 900);
   // A budget that pays for more leaves the recipe's limit.
   q.budget_gpu_hours = 100;
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(kFullLaunch), sim(), q).time_limit_s, 2400);
+  EXPECT_DOUBLE_EQ(prepared(megatron(kFullLaunch), sim(), q).time_limit_s, 2400);
   // The mock's limit is in simulated seconds too (the cluster divides by its scale).
   q.budget_gpu_hours = 4;
-  EXPECT_DOUBLE_EQ(prepare_launch(megatron(kFullLaunch), mock(), q).time_limit_s, 1800);
+  EXPECT_DOUBLE_EQ(prepared(megatron(kFullLaunch), mock(), q).time_limit_s, 1800);
 }
 
-TEST_F(LaunchTest, ExpectedStepTimeForAKnownModel) {
-  const RunSpec s = prepare_launch(megatron(), slurm(), request());
-  EXPECT_GT(s.expected_step_s, 0.1);
-  EXPECT_LT(s.expected_step_s, 600);
+// The cluster module predicts nothing: the step time is the caller's
+// estimate, and one that is not a positive number is "unknown".
+TEST_F(LaunchTest, ExpectedStepTimeIsTheRequests) {
+  LaunchRequest q = request();
+  q.expected_step_s = 2.5;
+  EXPECT_DOUBLE_EQ(prepared(megatron(), slurm(), q).expected_step_s, 2.5);
+  for (const double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    q.expected_step_s = bad;
+    EXPECT_EQ(prepared(megatron(), slurm(), q).expected_step_s, 0) << bad;
+  }
+}
+
+// A restarted campaign prepares a journalled run again: the same request and
+// approved recipe give the same spec and the same files in the run directory.
+TEST_F(LaunchTest, PreparingAgainGivesTheSameSpecAndFiles) {
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (const ClusterDefinition& c : {sim(), local(), slurm(), mock()}) {
+    LaunchRequest q = request();
+    q.expected_step_s = 3;
+    q.budget_gpu_hours = 4;
+    const Recipe r = megatron(kFullLaunch, "hardware: {gpu: h100, nodes: 1, gpus_per_node: 4}\n");
+    const RunSpec first = prepared(r, c, q);
+    const std::string script = bytes(written("train.sh")), wrapper = bytes(written("train.attune.yaml"));
+    ASSERT_FALSE(script.empty());
+    fs::remove_all(run_dir());
+    const RunSpec again = prepared(r, c, q);
+    EXPECT_EQ(run_spec_json(again), run_spec_json(first)) << c.name;
+    EXPECT_EQ(bytes(written("train.sh")), script) << c.name;
+    EXPECT_EQ(bytes(written("train.attune.yaml")), wrapper) << c.name;
+    q.run_name = "attune-test-0002";
+    EXPECT_NE(run_spec_json(prepared(r, c, q)), run_spec_json(first)) << c.name;  // the name is the run's
+  }
 }
 
 // A recipe whose own file says how many nodes (HyperPod's trainer.num_nodes,
@@ -222,7 +271,7 @@ TEST_F(LaunchTest, NodesFromTheFileWhenTheWrapperIsSilent) {
   const Recipe r = Recipe::load(write("hf4.yaml", text), o);
   ASSERT_EQ(r.plan().nodes, 4);
   ASSERT_EQ(r.plan().world, 32);
-  const RunSpec s = prepare_launch(r, sim(), request());
+  const RunSpec s = prepared(r, sim(), request());
   EXPECT_EQ(s.nodes, 4);
   EXPECT_EQ(s.gpus_per_node, 8);
 }
@@ -246,12 +295,12 @@ TEST_F(LaunchTest, DefaultCommandPerFramework) {
 TEST_F(LaunchTest, DefaultCommandGetsTheWrittenConfig) {
   for (const ClusterDefinition& c : {local(), slurm()}) {
     SCOPED_TRACE(c.name);
-    EXPECT_EQ(prepare_launch(megatron(), c, request()).command, (Argv{"bash", written("train.sh")}));
-    EXPECT_EQ(prepare_launch(titan(), c, request()).command,
+    EXPECT_EQ(prepared(megatron(), c, request()).command, (Argv{"bash", written("train.sh")}));
+    EXPECT_EQ(prepared(titan(), c, request()).command,
               (Argv{"torchrun", "-m", "torchtitan.train", "--job.config_file", written("titan.toml")}));
     recipe::RecipeOptions o;
     o.hardware.nodes = 1;
-    EXPECT_EQ(prepare_launch(Recipe::load(write("model_config.yaml", kMegatronYaml), o), c, request()).command,
+    EXPECT_EQ(prepared(Recipe::load(write("model_config.yaml", kMegatronYaml), o), c, request()).command,
               (Argv{"torchrun", "pretrain_gpt.py", "--yaml-cfg", written("model_config.yaml")}));
   }
 }
@@ -261,7 +310,7 @@ TEST_F(LaunchTest, WrapperCommandWinsWithEveryConfigReplaced) {
       "launch:\n  command: [python, train.py, \"--cfg={config}\", \"{config}:{config}\", plain]\n");
   const std::string cfg = written("train.sh");
   for (const ClusterDefinition& c : {local(), slurm()}) {
-    EXPECT_EQ(prepare_launch(r, c, request()).command,
+    EXPECT_EQ(prepared(r, c, request()).command,
               (Argv{"python", "train.py", "--cfg=" + cfg, cfg + ":" + cfg, "plain"}))
         << c.name;
   }
@@ -272,7 +321,7 @@ TEST_F(LaunchTest, HyperPodNeedsALaunchCommandExceptOnSim) {
   for (const ClusterDefinition& c : {local(), slurm()}) {
     SCOPED_TRACE(c.name);
     try {
-      prepare_launch(r, c, request());
+      prepared(r, c, request());
       ADD_FAILURE() << "no InputError";
     } catch (const InputError& e) {
       EXPECT_EQ(e.key(), "launch.command");
@@ -280,17 +329,17 @@ TEST_F(LaunchTest, HyperPodNeedsALaunchCommandExceptOnSim) {
       EXPECT_NE(std::string(e.what()).find("launch.command"), std::string::npos) << e.what();
     }
   }
-  EXPECT_TRUE(prepare_launch(r, sim(), request()).command.empty());
-  EXPECT_FALSE(prepare_launch(r, mock(), request()).command.empty());  // `attune sim job` needs no command
+  EXPECT_TRUE(prepared(r, sim(), request()).command.empty());
+  EXPECT_FALSE(prepared(r, mock(), request()).command.empty());  // `attune sim job` needs no command
   const Recipe with = hyperpod("launch:\n  command: [torchrun, llama_pretrain.py, \"--config-path={config}\"]\n");
-  EXPECT_EQ(prepare_launch(with, slurm(), request()).command,
+  EXPECT_EQ(prepared(with, slurm(), request()).command,
             (Argv{"torchrun", "llama_pretrain.py", "--config-path=" + written("hf.yaml")}));
 }
 
 // ---------------------------------------------------------------- local
 
 TEST_F(LaunchTest, LocalIsOneNodeWithTorchrunDefaults) {
-  const RunSpec s = prepare_launch(megatron(kFullLaunch, "hardware: {gpu: h100, nodes: 1, gpus_per_node: 4}\n"),
+  const RunSpec s = prepared(megatron(kFullLaunch, "hardware: {gpu: h100, nodes: 1, gpus_per_node: 4}\n"),
                                    local(), request());
   EXPECT_FALSE(s.per_node);
   EXPECT_EQ(s.env.at("PET_NNODES"), "1");
@@ -301,19 +350,19 @@ TEST_F(LaunchTest, LocalIsOneNodeWithTorchrunDefaults) {
   EXPECT_EQ(s.log_path, written("run.log"));
 
   try {
-    prepare_launch(megatron("", "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"), local(), request());
+    prepared(megatron("", "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"), local(), request());
     ADD_FAILURE() << "no InputError for 2 nodes on local";
   } catch (const InputError& e) {
     EXPECT_EQ(e.key(), "hardware.nodes");
     EXPECT_NE(std::string(e.what()).find("2 nodes"), std::string::npos) << e.what();
   }
   // Other clusters take several nodes.
-  EXPECT_EQ(prepare_launch(megatron("", "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"), slurm(), request()).nodes,
+  EXPECT_EQ(prepared(megatron("", "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"), slurm(), request()).nodes,
             2);
 }
 
 TEST_F(LaunchTest, LocalKeepsTheWrappersOwnTorchrunSettings) {
-  const RunSpec s = prepare_launch(megatron("launch:\n  env: {PET_NPROC_PER_NODE: \"2\"}\n"), local(), request());
+  const RunSpec s = prepared(megatron("launch:\n  env: {PET_NPROC_PER_NODE: \"2\"}\n"), local(), request());
   EXPECT_EQ(s.env.at("PET_NPROC_PER_NODE"), "2");
   EXPECT_EQ(s.env.at("PET_NNODES"), "1");
 }
@@ -321,7 +370,7 @@ TEST_F(LaunchTest, LocalKeepsTheWrappersOwnTorchrunSettings) {
 // ---------------------------------------------------------------- slurm
 
 TEST_F(LaunchTest, SlurmCopiesTheWrappersRequest) {
-  const RunSpec s = prepare_launch(megatron(kFullLaunch), slurm(), request());
+  const RunSpec s = prepared(megatron(kFullLaunch), slurm(), request());
   EXPECT_TRUE(s.per_node);
   EXPECT_EQ(s.command, (Argv{"bash", written("train.sh")}));
   EXPECT_EQ(s.env, (std::map<std::string, std::string>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"NCCL_DEBUG", "WARN"}}));
@@ -339,7 +388,7 @@ TEST_F(LaunchTest, SlurmCopiesTheWrappersRequest) {
 }
 
 TEST_F(LaunchTest, SlurmDefaultsWhenTheWrapperSaysNothing) {
-  const RunSpec s = prepare_launch(megatron(), slurm(), request());
+  const RunSpec s = prepared(megatron(), slurm(), request());
   EXPECT_TRUE(s.per_node);
   EXPECT_TRUE(s.env.empty());  // no torchrun defaults: the batch script sets the rendezvous
   EXPECT_EQ(s.workdir, "");
@@ -352,7 +401,7 @@ TEST_F(LaunchTest, SlurmDefaultsWhenTheWrapperSaysNothing) {
 
 TEST_F(LaunchTest, MockRunsAttuneSimJobOnTheWrittenWrapper) {
   LaunchRequest q = request();
-  const RunSpec s = prepare_launch(megatron(kFullLaunch), mock(), q);
+  const RunSpec s = prepared(megatron(kFullLaunch), mock(), q);
   EXPECT_EQ(s.command, (Argv{"/opt/attune/bin/attune", "sim", "job", written("train.attune.yaml"), "--time-scale", "60",
                              "--steps", "60", "--seed", "7"}));
   EXPECT_FALSE(s.per_node);
@@ -374,7 +423,7 @@ TEST_F(LaunchTest, MockPassesStepsSeedAndAnAbsoluteTruthFile) {
   std::ofstream(perturb) << "gemm: 0.9\n";
   // A relative path becomes absolute: the job runs in the run directory.
   q.truth_file = fs::relative(perturb, fs::current_path()).string();
-  const RunSpec s = prepare_launch(megatron(), mock(), q);
+  const RunSpec s = prepared(megatron(), mock(), q);
   EXPECT_EQ(s.command, (Argv{"/opt/attune/bin/attune", "sim", "job", written("train.attune.yaml"), "--time-scale", "60",
                              "--steps", "12", "--seed", "42", "--truth-file", fs::absolute(q.truth_file).string()}));
   EXPECT_TRUE(fs::path(s.command.back()).is_absolute());
@@ -382,14 +431,14 @@ TEST_F(LaunchTest, MockPassesStepsSeedAndAnAbsoluteTruthFile) {
 }
 
 TEST_F(LaunchTest, MockTimeScaleIsWrittenPlainly) {
-  EXPECT_EQ(prepare_launch(megatron(), definition("m", "slurm", "sim", 2.5), request()).command[5], "2.5");
-  EXPECT_EQ(prepare_launch(megatron(), definition("m", "local", "sim", 1000), request()).command[5], "1000");
+  EXPECT_EQ(prepared(megatron(), definition("m", "slurm", "sim", 2.5), request()).command[5], "2.5");
+  EXPECT_EQ(prepared(megatron(), definition("m", "local", "sim", 1000), request()).command[5], "1000");
 }
 
 TEST_F(LaunchTest, PayloadSimNeedsTheAttuneBinary) {
   LaunchRequest q = request();
   q.attune_binary.clear();
-  EXPECT_THROW(prepare_launch(megatron(), mock(), q), InputError);
+  EXPECT_THROW(prepared(megatron(), mock(), q), InputError);
 }
 
 // ---------------------------------------------------------------- run_time_limit_s

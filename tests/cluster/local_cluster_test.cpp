@@ -17,17 +17,16 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "attune/gate/correctness_gate.h"
-#include "cluster_test_recipe.h"
+#include "attune/util/error.h"
+#include "cluster_test_launch.h"
 #include "process_probe.h"
 
 namespace attune::cluster {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-gate::ApprovedRecipe approved() { return approved_llama3_8b(1, 1); }
 
 // Waits (bounded) until pid has exited.
 bool gone_within(pid_t pid, double seconds) {
@@ -40,17 +39,20 @@ bool gone_within(pid_t pid, double seconds) {
 }
 
 // A process outside the test's children: forked by a child that exits at
-// once, so init (or a subreaper) inherits it. Its pid, once it runs `sleep 30`.
-pid_t foreign_sleeper() {
+// once, so init (or a subreaper) inherits it. It carries run `run`'s marker
+// (ATTUNE_RUN), as every local run does. Its pid, once it runs `sleep 30`.
+pid_t foreign_sleeper(const std::string& run) {
   int fds[2];
   if (::pipe(fds) != 0) return -1;
+  std::string marker = "ATTUNE_RUN=" + run;
+  char* envp[] = {marker.data(), nullptr};
   const pid_t middle = ::fork();
   if (middle == 0) {
     ::close(fds[0]);
     const pid_t sleeper = ::fork();
     if (sleeper == 0) {
       ::close(fds[1]);
-      ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      ::execle("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr), envp);
       ::_exit(127);
     }
     [[maybe_unused]] const ssize_t n = ::write(fds[1], &sleeper, sizeof sleeper);
@@ -61,6 +63,13 @@ pid_t foreign_sleeper() {
   if (::read(fds[0], &sleeper, sizeof sleeper) != sizeof sleeper) sleeper = -1;
   ::close(fds[0]);
   ::waitpid(middle, nullptr, 0);
+  // Until it has exec'd, its environment is the test's, without the marker.
+  for (int i = 0; i < 400 && sleeper > 0; ++i) {
+    std::ifstream comm("/proc/" + std::to_string(sleeper) + "/comm");
+    std::string name;
+    if (comm >> name && name == "sleep") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   return sleeper;
 }
 
@@ -75,6 +84,13 @@ class LocalClusterTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // A run of `command` prepared for this cluster from an approved recipe
+  // (its log: <dir>/<name>/run.log; a 10 s time limit unless `t` says).
+  Launch launch(const std::string& name, std::vector<std::string> command, TestRun t = {}) {
+    t.command = std::move(command);
+    return test_launch(dir_, name, test_cluster("local", "local"), t);
+  }
+  // The spec of a run launched elsewhere, for attach (which launches nothing).
   RunSpec spec(const std::string& name, std::vector<std::string> command) {
     RunSpec s;
     s.name = name;
@@ -106,13 +122,12 @@ class LocalClusterTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  gate::ApprovedRecipe recipe_ = approved();
   LocalCluster cluster_{LocalClusterOptions{.kill_grace_s = 0.2, .kill_wait_s = 1.0}};
 };
 
 TEST_F(LocalClusterTest, StdoutAndStderrBothReachTheLog) {
-  const RunSpec s = spec("print", {"/bin/sh", "-c", "echo to-stdout; echo to-stderr >&2"});
-  const RunId id = cluster_.submit(recipe_, s);
+  const Launch l = launch("print", {"/bin/sh", "-c", "echo to-stdout; echo to-stderr >&2"});
+  const RunId id = cluster_.submit(l);
   EXPECT_EQ(id.cluster, "local");
   EXPECT_EQ(id.id, std::to_string(std::stoi(id.id)));
   const RunStatus st = wait_final(id);
@@ -126,24 +141,25 @@ TEST_F(LocalClusterTest, StdoutAndStderrBothReachTheLog) {
   const std::string log = cluster_.log(id);
   EXPECT_NE(log.find("to-stdout\n"), std::string::npos) << log;
   EXPECT_NE(log.find("to-stderr\n"), std::string::npos) << log;
-  EXPECT_TRUE(std::filesystem::exists(s.log_path));  // parent directory created
+  EXPECT_TRUE(std::filesystem::exists(l.spec().log_path));
+  EXPECT_EQ(l.spec().log_path, (dir_ / "print" / "run.log").string());
   // The run was reaped: no zombie is left.
   EXPECT_FALSE(running(std::stoi(id.id)));
 }
 
 TEST_F(LocalClusterTest, LogIsAppendedNotTruncated) {
-  RunSpec s = spec("append", {"/bin/sh", "-c", "echo second"});
-  std::filesystem::create_directories(std::filesystem::path(s.log_path).parent_path());
-  std::ofstream(s.log_path) << "first\n";
-  const RunId id = cluster_.submit(recipe_, s);
+  const Launch l = launch("append", {"/bin/sh", "-c", "echo second"});
+  std::ofstream(l.spec().log_path) << "first\n";
+  const RunId id = cluster_.submit(l);
   EXPECT_EQ(wait_final(id).state, RunState::Completed);
   EXPECT_EQ(cluster_.log(id), "first\nsecond\n");
 }
 
 TEST_F(LocalClusterTest, EnvironmentValuesReachTheChild) {
-  RunSpec s = spec("env", {"/bin/sh", "-c", "echo \"v=[$ATTUNE_LOCAL_TEST]\"; echo \"home=[${HOME:+set}]\""});
-  s.env["ATTUNE_LOCAL_TEST"] = "a value; with $(spaces)";
-  const RunId id = cluster_.submit(recipe_, s);
+  TestRun t;
+  t.env["ATTUNE_LOCAL_TEST"] = "a value; with $(spaces)";
+  const RunId id = cluster_.submit(
+      launch("env", {"/bin/sh", "-c", "echo \"v=[$ATTUNE_LOCAL_TEST]\"; echo \"home=[${HOME:+set}]\""}, t));
   ASSERT_EQ(wait_final(id).state, RunState::Completed);
   const std::string log = cluster_.log(id);
   EXPECT_NE(log.find("v=[a value; with $(spaces)]"), std::string::npos) << log;
@@ -158,16 +174,16 @@ TEST_F(LocalClusterTest, SpecPathIsSearchedForTheProgram) {
   const std::filesystem::path tool = bin / "attune-local-test-tool";
   std::ofstream(tool) << "#!/bin/sh\necho tool ran\n";
   std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
-  RunSpec s = spec("path", {"attune-local-test-tool"});
-  s.env["PATH"] = bin.string() + ":/usr/bin:/bin";
-  const RunId id = cluster_.submit(recipe_, s);
+  TestRun t;
+  t.env["PATH"] = bin.string() + ":/usr/bin:/bin";
+  const RunId id = cluster_.submit(launch("path", {"attune-local-test-tool"}, t));
   ASSERT_EQ(wait_final(id).state, RunState::Completed);
   EXPECT_EQ(cluster_.log(id), "tool ran\n");
 }
 
 TEST_F(LocalClusterTest, NonZeroExitAndSignalsFail) {
-  const RunId three = cluster_.submit(recipe_, spec("three", {"/bin/sh", "-c", "exit 3"}));
-  const RunId killed = cluster_.submit(recipe_, spec("killed", {"/bin/sh", "-c", "kill -9 $$"}));
+  const RunId three = cluster_.submit(launch("three", {"/bin/sh", "-c", "exit 3"}));
+  const RunId killed = cluster_.submit(launch("killed", {"/bin/sh", "-c", "kill -9 $$"}));
   RunStatus st = wait_final(three);
   EXPECT_EQ(st.state, RunState::Failed);
   EXPECT_EQ(st.reason, "exit status 3");
@@ -177,50 +193,55 @@ TEST_F(LocalClusterTest, NonZeroExitAndSignalsFail) {
 }
 
 TEST_F(LocalClusterTest, RefusesWhatCannotRunAtSubmit) {
-  const auto message = [&](const RunSpec& s) -> std::string {
+  const auto message = [&](const Launch& l) -> std::string {
     try {
-      cluster_.submit(recipe_, s);
+      cluster_.submit(l);
     } catch (const ClusterError& e) {
       return e.what();
     }
     return "(no error)";
   };
-  std::string m = message(spec("missing", {"attune-no-such-program", "--flag"}));
+  std::string m = message(launch("missing", {"attune-no-such-program", "--flag"}));
   EXPECT_NE(m.find("attune-no-such-program"), std::string::npos) << m;
   EXPECT_NE(m.find("missing"), std::string::npos) << m;
 
   // A path is exec'd as is: the child reports the failed exec before submit returns.
   const std::string absent = (dir_ / "no-such-dir" / "prog").string();
-  m = message(spec("absent", {absent}));
+  m = message(launch("absent", {absent}));
   EXPECT_NE(m.find(absent), std::string::npos) << m;
   EXPECT_NE(m.find("No such file"), std::string::npos) << m;
   const std::filesystem::path plain = dir_ / "not-executable";
   std::ofstream(plain) << "echo hi\n";
-  m = message(spec("noexec", {plain.string()}));
+  m = message(launch("noexec", {plain.string()}));
   EXPECT_NE(m.find(plain.string()), std::string::npos) << m;
   EXPECT_NE(m.find("ermission denied"), std::string::npos) << m;
 
-  m = message(spec("empty-run", {}));
-  EXPECT_NE(m.find("empty-run"), std::string::npos) << m;
-
-  RunSpec bad_log = spec("bad-log", {"/bin/true"});
-  std::ofstream(dir_ / "a-file") << "x";
-  bad_log.log_path = (dir_ / "a-file" / "run.log").string();
+  // The run directory became a file after the launch was prepared: no log.
+  const Launch bad_log = launch("bad-log", {"/bin/true"});
+  std::filesystem::remove_all(dir_ / "bad-log");
+  std::ofstream(dir_ / "bad-log") << "x";
   m = message(bad_log);
-  EXPECT_NE(m.find(bad_log.log_path), std::string::npos) << m;
+  EXPECT_NE(m.find(bad_log.spec().log_path), std::string::npos) << m;
 
-  RunSpec bad_env = spec("bad-env", {"/bin/true"});
+  // A launch prepared for another kind of cluster is refused, not half run.
+  m = message(test_launch(dir_, "elsewhere", test_cluster("sim", "sim")));
+  EXPECT_NE(m.find("run 'elsewhere' was prepared for cluster 'sim'"), std::string::npos) << m;
+
+  // An environment name the child could not be given never reaches submit:
+  // the recipe's wrapper refuses it.
+  TestRun bad_env;
   bad_env.env["A=B"] = "x";
-  m = message(bad_env);
-  EXPECT_NE(m.find("A=B"), std::string::npos) << m;
+  EXPECT_THROW(launch("bad-env", {"/bin/true"}, bad_env), InputError);
 }
 
 TEST_F(LocalClusterTest, TimeLimitKillsTheWholeGroup) {
   const std::filesystem::path pidfile = dir_ / "grandchild.pid";
-  RunSpec s = spec("slow", {"/bin/sh", "-c", "sleep 30 & echo $! > \"$1\"; wait", "sh", pidfile.string()});
-  s.time_limit_s = 0.3;
+  TestRun t;
+  t.time_limit_s = 0.3;
+  const Launch l = launch("slow", {"/bin/sh", "-c", "sleep 30 & echo $! > \"$1\"; wait", "sh", pidfile.string()}, t);
+  EXPECT_DOUBLE_EQ(l.spec().time_limit_s, 0.3);
   const auto t0 = Clock::now();
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const pid_t grandchild = pid_from(pidfile);
   ASSERT_GT(grandchild, 0);
   const pid_t pgid = std::stoi(id.id);
@@ -239,8 +260,7 @@ TEST_F(LocalClusterTest, TimeLimitKillsTheWholeGroup) {
 TEST_F(LocalClusterTest, CancelKillsTheGroupEvenWhenItIgnoresSigterm) {
   const std::filesystem::path pidfile = dir_ / "grandchild.pid";
   const RunId id = cluster_.submit(
-      recipe_, spec("stubborn", {"/bin/sh", "-c", "trap '' TERM; sleep 30 & echo $! > \"$1\"; wait",
-                                 "sh", pidfile.string()}));
+      launch("stubborn", {"/bin/sh", "-c", "trap '' TERM; sleep 30 & echo $! > \"$1\"; wait", "sh", pidfile.string()}));
   const pid_t grandchild = pid_from(pidfile);
   ASSERT_GT(grandchild, 0);
   cluster_.cancel(id);  // SIGTERM is ignored: SIGKILL after the 0.2 s grace
@@ -251,7 +271,7 @@ TEST_F(LocalClusterTest, CancelKillsTheGroupEvenWhenItIgnoresSigterm) {
   // Cancelling again, or a finished run, changes nothing.
   cluster_.cancel(id);
   EXPECT_EQ(cluster_.poll(id).state, RunState::Cancelled);
-  const RunId done = cluster_.submit(recipe_, spec("done", {"/bin/true"}));
+  const RunId done = cluster_.submit(launch("done", {"/bin/true"}));
   ASSERT_EQ(wait_final(done).state, RunState::Completed);
   cluster_.cancel(done);
   EXPECT_EQ(cluster_.poll(done).state, RunState::Completed);
@@ -259,8 +279,8 @@ TEST_F(LocalClusterTest, CancelKillsTheGroupEvenWhenItIgnoresSigterm) {
 
 TEST_F(LocalClusterTest, CancelEndsARunThatHonoursSigterm) {
   const std::filesystem::path pidfile = dir_ / "grandchild.pid";
-  const RunId id = cluster_.submit(
-      recipe_, spec("polite", {"/bin/sh", "-c", "sleep 30 & echo $! > \"$1\"; wait", "sh", pidfile.string()}));
+  const RunId id =
+      cluster_.submit(launch("polite", {"/bin/sh", "-c", "sleep 30 & echo $! > \"$1\"; wait", "sh", pidfile.string()}));
   const pid_t grandchild = pid_from(pidfile);
   ASSERT_GT(grandchild, 0);
   const auto t0 = Clock::now();
@@ -283,7 +303,7 @@ TEST_F(LocalClusterTest, ArgumentsArePassedLiterallyNeverThroughAShell) {
   };
   std::vector<std::string> command = {"printf", "[%s]\\n"};
   command.insert(command.end(), args.begin(), args.end());
-  const RunId id = cluster_.submit(recipe_, spec("literal", command));
+  const RunId id = cluster_.submit(launch("literal", command));
   ASSERT_EQ(wait_final(id).state, RunState::Completed);
   std::string expected;
   for (const auto& a : args) expected += "[" + a + "]\n";
@@ -292,7 +312,7 @@ TEST_F(LocalClusterTest, ArgumentsArePassedLiterallyNeverThroughAShell) {
 }
 
 TEST_F(LocalClusterTest, AttachesToAForeignProcessAndEnforcesItsTimeLimit) {
-  const pid_t sleeper = foreign_sleeper();
+  const pid_t sleeper = foreign_sleeper("adopted");
   ASSERT_GT(sleeper, 0);
   const RunId id{"local", std::to_string(sleeper)};
   RunSpec s = spec("adopted", {"sleep", "30"});
@@ -307,8 +327,9 @@ TEST_F(LocalClusterTest, AttachesToAForeignProcessAndEnforcesItsTimeLimit) {
   EXPECT_TRUE(gone_within(sleeper, 1.0));
 }
 
+// No monitor recorded its end (it was not launched by a LocalCluster).
 TEST_F(LocalClusterTest, AForeignProcessThatDiesHasAnUnknownExit) {
-  const pid_t sleeper = foreign_sleeper();
+  const pid_t sleeper = foreign_sleeper("adopted");
   ASSERT_GT(sleeper, 0);
   const RunId id{"local", std::to_string(sleeper)};
   cluster_.attach(id, spec("adopted", {"sleep", "30"}));
@@ -317,24 +338,6 @@ TEST_F(LocalClusterTest, AForeignProcessThatDiesHasAnUnknownExit) {
   const RunStatus st = wait_final(id, 2);
   EXPECT_EQ(st.state, RunState::Failed);
   EXPECT_EQ(st.reason, "exit status unknown (attached)");
-}
-
-TEST_F(LocalClusterTest, AttachesToItsOwnChildWithItsExitStatus) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::setpgid(0, 0);
-    ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ASSERT_GT(child, 0);
-  const RunId id{"local", std::to_string(child)};
-  cluster_.attach(id, spec("own", {"sleep", "30"}));
-  EXPECT_EQ(cluster_.poll(id).state, RunState::Running);
-  ::kill(child, SIGKILL);
-  const RunStatus st = wait_final(id, 2);
-  EXPECT_EQ(st.state, RunState::Failed);
-  EXPECT_EQ(st.reason, "killed by signal 9");
-  EXPECT_FALSE(running(child));
 }
 
 TEST_F(LocalClusterTest, AttachToAGoneOrUnknownRunFails) {
@@ -347,7 +350,9 @@ TEST_F(LocalClusterTest, AttachToAGoneOrUnknownRunFails) {
     cluster_.attach(id, spec("gone", {"true"}));
     ADD_FAILURE() << "attached to a dead pid";
   } catch (const ClusterError& e) {
-    EXPECT_EQ(std::string(e.what()), "run local:" + std::to_string(child) + " is gone");
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("run local:" + std::to_string(child) + " is gone", 0), 0u) << m;
+    EXPECT_NE(m.find(LocalCluster::exit_file(spec("gone", {"true"}))), std::string::npos) << m;  // where it looked
   }
   EXPECT_THROW(cluster_.poll(id), ClusterError);
   EXPECT_THROW(cluster_.attach(RunId{"slurm", "123"}, spec("x", {"true"})), ClusterError);

@@ -22,7 +22,7 @@
 #include "attune/cluster/sim/sim_cluster.h"
 #include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
-#include "cluster_test_recipe.h"
+#include "cluster_test_launch.h"
 #include "process_probe.h"
 
 namespace attune::cluster {
@@ -148,6 +148,13 @@ class RunWatchTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // A run of `command` prepared for the local cluster from an approved recipe
+  // (a 10 s time limit unless `t` says).
+  Launch launch(const std::string& name, std::vector<std::string> command, TestRun t = {}) {
+    t.command = std::move(command);
+    return test_launch(dir_, name, test_cluster("local", "local"), t);
+  }
+  // The spec the scripted cluster's runs are watched with (nothing is launched).
   RunSpec spec(const std::string& name, std::vector<std::string> command) {
     RunSpec s;
     s.name = name;
@@ -175,15 +182,15 @@ class RunWatchTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   int scripts_ = 0;
-  gate::ApprovedRecipe recipe_ = approved_llama3_8b(1, 1);
   LocalCluster cluster_{LocalClusterOptions{.kill_grace_s = 0.2, .kill_wait_s = 1.0}};
   WatchOptions options_;
   std::vector<WatchProgress> progress_;
 };
 
 TEST_F(RunWatchTest, CompletedRunReportsItsStepsAsTheyCome) {
-  const RunSpec s = spec("ok", printer(5, 0.08, "exit 0"));
-  const RunId id = cluster_.submit(recipe_, s);
+  const Launch l = launch("ok", printer(5, 0.08, "exit 0"));
+  const RunSpec& s = l.spec();
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   EXPECT_EQ(st.state, RunState::Completed) << st.reason;
   ASSERT_FALSE(progress_.empty());
@@ -202,10 +209,12 @@ TEST_F(RunWatchTest, CompletedRunReportsItsStepsAsTheyCome) {
 }
 
 TEST_F(RunWatchTest, StepsThatStopAreAHangAndTheRunIsKilled) {
-  RunSpec s = spec("stuck", printer(3, 0.02, "exec sleep 60"));
-  s.expected_step_s = 0.01;  // x hang_factor 10 = 0.1 s: min_hang_s (0.5 s) wins
+  TestRun t;
+  t.expected_step_s = 0.01;  // x hang_factor 10 = 0.1 s: min_hang_s (0.5 s) wins
+  const Launch l = launch("stuck", printer(3, 0.02, "exec sleep 60"), t);
+  const RunSpec& s = l.spec();
   const auto start = Clock::now();
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   const double took = seconds_since(start);
   EXPECT_EQ(st.state, RunState::Hang) << st.reason;
@@ -224,10 +233,11 @@ TEST_F(RunWatchTest, StepsThatStopAreAHangAndTheRunIsKilled) {
 // A measurement needs only so many steps: past them the run is stopped and
 // counts as completed, however long the recipe would train.
 TEST_F(RunWatchTest, AMeasurementStopsTheRunAfterItsSteps) {
-  const RunSpec s = spec("measure", printer(40, 0.03, "exec sleep 60"));
+  const Launch l = launch("measure", printer(40, 0.03, "exec sleep 60"));
+  const RunSpec& s = l.spec();
   options_.stop_after_steps = 4;
   const auto start = Clock::now();
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   EXPECT_EQ(st.state, RunState::Completed) << st.reason;
   EXPECT_EQ(st.reason.rfind("stopped after ", 0), 0u) << st.reason;
@@ -239,9 +249,11 @@ TEST_F(RunWatchTest, AMeasurementStopsTheRunAfterItsSteps) {
 }
 
 TEST_F(RunWatchTest, ExpectedStepTimeSetsTheHangLimit) {
-  RunSpec s = spec("slow", printer(2, 0.02, "exec sleep 60"));
-  s.expected_step_s = 0.1;  // x 10 = 1 s, above min_hang_s
-  const RunId id = cluster_.submit(recipe_, s);
+  TestRun t;
+  t.expected_step_s = 0.1;  // x 10 = 1 s, above min_hang_s
+  const Launch l = launch("slow", printer(2, 0.02, "exec sleep 60"), t);
+  const RunSpec& s = l.spec();
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   EXPECT_EQ(st.state, RunState::Hang) << st.reason;
   EXPECT_EQ(st.reason.rfind("no new step for 1", 0), 0u) << st.reason;
@@ -251,9 +263,10 @@ TEST_F(RunWatchTest, ExpectedStepTimeSetsTheHangLimit) {
 }
 
 TEST_F(RunWatchTest, ARunThatNeverPrintsHangsAfterTheStartUpAllowance) {
-  const RunSpec s = spec("silent", {"/bin/sh", "-c", "exec sleep 60"});
+  const Launch l = launch("silent", {"/bin/sh", "-c", "exec sleep 60"});
+  const RunSpec& s = l.spec();
   const auto start = Clock::now();
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   const double took = seconds_since(start);
   EXPECT_EQ(st.state, RunState::Hang) << st.reason;
@@ -266,12 +279,13 @@ TEST_F(RunWatchTest, ARunThatNeverPrintsHangsAfterTheStartUpAllowance) {
 }
 
 TEST_F(RunWatchTest, TimeScaleDividesTheAllowances) {
-  const RunSpec s = spec("scaled", {"/bin/sh", "-c", "exec sleep 60"});
+  const Launch l = launch("scaled", {"/bin/sh", "-c", "exec sleep 60"});
+  const RunSpec& s = l.spec();
   options_.time_scale = 10;
   options_.min_hang_s = 5;            // 0.5 s real
   options_.startup_allowance_s = 5;   // 0.5 s real
   const auto start = Clock::now();
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   const double took = seconds_since(start);
   EXPECT_EQ(st.state, RunState::Hang) << st.reason;
@@ -286,12 +300,13 @@ TEST_F(RunWatchTest, TimeScaleDividesTheAllowances) {
 }
 
 TEST_F(RunWatchTest, InterruptCancelsTheRunPromptly) {
-  const RunSpec s = spec("interrupted", {"/bin/sh", "-c", "exec sleep 60"});
+  const Launch l = launch("interrupted", {"/bin/sh", "-c", "exec sleep 60"});
+  const RunSpec& s = l.spec();
   options_.poll_min_s = options_.poll_max_s = 5;  // the default sleep still sees the flag
   options_.startup_allowance_s = 100;
   const auto start = Clock::now();
   options_.interrupted = [&] { return seconds_since(start) > 0.3; };
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   const double took = seconds_since(start);
   EXPECT_EQ(st.state, RunState::Cancelled);
@@ -303,13 +318,14 @@ TEST_F(RunWatchTest, InterruptCancelsTheRunPromptly) {
 }
 
 TEST_F(RunWatchTest, ARunPastItsBoundIsCancelledAsTimeout) {
-  RunSpec s = spec("long", {"/bin/sh", "-c", "exec sleep 60"});
-  s.time_limit_s = 10;  // the local cluster's own limit: 10 s real
+  const Launch l = launch("long", {"/bin/sh", "-c", "exec sleep 60"});  // the cluster's own limit: 10 s real
+  const RunSpec& s = l.spec();
+  ASSERT_DOUBLE_EQ(s.time_limit_s, 10);
   options_.time_scale = 100;  // the watch's: 0.1 s real ...
   options_.grace_s = 0.3;     // ... plus 0.3 s
   options_.min_hang_s = options_.startup_allowance_s = 100;  // 1 s real each: no hang first
   const auto start = Clock::now();
-  const RunId id = cluster_.submit(recipe_, s);
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   const double took = seconds_since(start);
   EXPECT_EQ(st.state, RunState::Timeout) << st.reason;
@@ -321,8 +337,9 @@ TEST_F(RunWatchTest, ARunPastItsBoundIsCancelledAsTimeout) {
 }
 
 TEST_F(RunWatchTest, TheClusterFinalStateIsReturnedAsItIs) {
-  const RunSpec s = spec("fails", printer(2, 0.01, "echo 'CUDA out of memory' >&2; exit 3"));
-  const RunId id = cluster_.submit(recipe_, s);
+  const Launch l = launch("fails", printer(2, 0.01, "echo 'CUDA out of memory' >&2; exit 3"));
+  const RunSpec& s = l.spec();
+  const RunId id = cluster_.submit(l);
   const RunStatus st = watch_run(cluster_, id, s, options_);
   EXPECT_EQ(st.state, RunState::Failed);
   EXPECT_EQ(st.reason, "exit status 3");
@@ -331,11 +348,14 @@ TEST_F(RunWatchTest, TheClusterFinalStateIsReturnedAsItIs) {
 
 TEST_F(RunWatchTest, SimClusterRunsAreWatchedToo) {
   SimCluster sim;
-  RunSpec s;
-  s.name = "sim";
-  s.log_path = (dir_ / "sim.log").string();
-  s.steps = 20;
-  const RunId id = sim.submit(approved_llama3_8b(8, 2), s);
+  TestRun t;
+  t.gpus_per_node = 8;
+  t.tp = 2;
+  t.steps = 20;
+  t.time_limit_s = 3600;
+  const Launch l = test_launch(dir_, "sim", test_cluster("sim", "sim"), t);
+  const RunSpec& s = l.spec();
+  const RunId id = sim.submit(l);
   const RunStatus st = watch_run(sim, id, s, options_);
   EXPECT_EQ(st.state, RunState::Completed) << st.reason;
   EXPECT_EQ(last_steps(), diagnoser_steps(sim.log(id)));
@@ -353,7 +373,7 @@ class ScriptedCluster : public Cluster {
   int polls = 0, log_reads = 0, cancels = 0;
 
   std::string name() const override { return "scripted"; }
-  RunId submit(const gate::ApprovedRecipe&, const RunSpec&) override { return {"scripted", "1"}; }
+  RunId submit(const Launch&) override { return {"scripted", "1"}; }
   RunStatus poll(const RunId&) override {
     ++polls;
     if (poll_failures > 0) {

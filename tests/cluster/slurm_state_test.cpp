@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "attune/cluster/slurm/slurm_cluster.h"
-#include "cluster_test_recipe.h"
+#include "cluster_test_launch.h"
 
 namespace attune::cluster {
 namespace {
@@ -349,17 +349,14 @@ class SlurmClusterFakeToolsTest : public ::testing::Test {
     o.command_timeout_s = timeout_s;
     return o;
   }
-  RunSpec spec() {
-    RunSpec s;
-    s.name = "fake-run";
-    s.log_path = (dir_ / "logs" / "run.log").string();
-    s.command = {"true"};
-    return s;
+  // Run "fake-run" of `true` prepared for cluster `d` (its log: logs/run.log).
+  Launch launch(TestRun t = {}, const ClusterDefinition& d = ClusterDefinition{}) {
+    t.command = {"true"};
+    t.gpus_per_node = 8;
+    t.run_dir = (dir_ / "logs").string();
+    return test_launch(dir_, "fake-run", d.name.empty() ? def() : d, t);
   }
-  const gate::ApprovedRecipe& recipe() {
-    static const gate::ApprovedRecipe r = approved_llama3_8b(8, 1);
-    return r;
-  }
+  RunSpec spec() { return launch().spec(); }
 
   std::filesystem::path dir_;
 };
@@ -367,7 +364,7 @@ class SlurmClusterFakeToolsTest : public ::testing::Test {
 TEST_F(SlurmClusterFakeToolsTest, SubmitRunsSbatchWithAnArgvAndSlurmConf) {
   tool("sbatch", "printf '%s\\n' \"$SLURM_CONF\" \"$@\" > \"" + (dir_ / "sbatch.args").string() + "\"; echo '42;mock'");
   SlurmCluster c(def(), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   EXPECT_EQ(id.cluster, "mock");
   EXPECT_EQ(id.id, "42");
   const std::string args = read("sbatch.args");
@@ -378,11 +375,31 @@ TEST_F(SlurmClusterFakeToolsTest, SubmitRunsSbatchWithAnArgvAndSlurmConf) {
   EXPECT_TRUE(std::filesystem::exists(script));
 }
 
+// A launch prepared for another cluster (its partitions, payload and time
+// scale may differ) never reaches this one's sbatch.
+TEST_F(SlurmClusterFakeToolsTest, ALaunchForAnotherClusterIsRefusedBeforeSbatch) {
+  tool("sbatch", "touch '" + (dir_ / "sbatch.ran").string() + "'; echo 42");
+  ClusterDefinition other = def();
+  other.name = "p5";
+  SlurmCluster c(def(), options());
+  try {
+    c.submit(launch({}, other));
+    ADD_FAILURE() << "accepted";
+  } catch (const ClusterError& e) {
+    EXPECT_NE(std::string(e.what()).find("was prepared for cluster 'p5' (backend slurm), not for cluster 'mock'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "sbatch.ran"));
+  EXPECT_NO_THROW(c.submit(launch()));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "sbatch.ran"));
+}
+
 TEST_F(SlurmClusterFakeToolsTest, LiveStateComesFromSqueue) {
   tool("squeue", "printf '%s\\n' \"$@\" > \"" + (dir_ / "squeue.args").string() +
                      "\"; echo '42|RUNNING|1:05|2026-11-30T20:23:20|2026-11-30T21:23:20|0|h100-1|None|'");
   SlurmCluster c(def(60), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   const RunStatus s = c.poll(id);
   EXPECT_EQ(s.state, RunState::Running);
   EXPECT_EQ(s.elapsed_s, 65 * 60);
@@ -392,7 +409,7 @@ TEST_F(SlurmClusterFakeToolsTest, LiveStateComesFromSqueue) {
 TEST_F(SlurmClusterFakeToolsTest, ForgottenJobIsReadFromSacctAndCached) {
   tool("sacct", "[ \"$1\" = -X ] && echo '42|FAILED|3:0|00:01:05|s|e|h100-1|NonZeroExitCode'; exit 0");
   SlurmCluster c(def(2), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   RunStatus s = c.poll(id);
   EXPECT_EQ(s.state, RunState::Failed);
   EXPECT_EQ(s.reason, "FAILED NonZeroExitCode 3:0");
@@ -409,7 +426,7 @@ TEST_F(SlurmClusterFakeToolsTest, WithoutAccountingTheJobCompletionFileIsRead) {
        "if [ \"$1\" = -c ]; then echo '42|TIMEOUT|0:0|00:01:27|s|e|b200-1'; exit 0; fi\n"
        "echo 'sacct: error: Slurm accounting storage is disabled' >&2; exit 1");
   SlurmCluster c(def(), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   const RunStatus s = c.poll(id);
   EXPECT_EQ(s.state, RunState::Timeout);
   EXPECT_EQ(s.reason, "TIMEOUT");
@@ -418,7 +435,7 @@ TEST_F(SlurmClusterFakeToolsTest, WithoutAccountingTheJobCompletionFileIsRead) {
 
 TEST_F(SlurmClusterFakeToolsTest, AJobNobodyKnowsEndsFailed) {
   SlurmCluster c(def(), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   const RunStatus s = c.poll(id);
   EXPECT_EQ(s.state, RunState::Failed);
   EXPECT_EQ(s.reason, "Slurm no longer knows job 42 (squeue, sacct and sacct -c)");
@@ -434,7 +451,7 @@ TEST_F(SlurmClusterFakeToolsTest, AJobNobodyKnowsEndsFailed) {
 
 TEST_F(SlurmClusterFakeToolsTest, AnUnreachableControllerIsAnErrorNotAnEnd) {
   SlurmCluster c(def(), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   tool("squeue", "echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)' >&2; exit 1");
   tool("sacct", "echo 'sacct: error: Problem talking to the database: Connection refused' >&2; exit 1");
   try {
@@ -476,10 +493,11 @@ TEST_F(SlurmClusterFakeToolsTest, SbatchRefusalAndTimeout) {
        "echo 'sbatch: error: invalid partition specified: nosuch' >&2\n"
        "echo 'sbatch: error: Batch job submission failed: Invalid partition name specified' >&2; exit 1");
   SlurmCluster c(def(), options(0.5));
-  RunSpec s = spec();
-  s.partition = "nosuch";
+  TestRun nosuch;
+  nosuch.partition = "nosuch";
+  const Launch s = launch(nosuch);
   try {
-    c.submit(recipe(), s);
+    c.submit(s);
     ADD_FAILURE() << "accepted";
   } catch (const ClusterError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -489,7 +507,7 @@ TEST_F(SlurmClusterFakeToolsTest, SbatchRefusalAndTimeout) {
   tool("sbatch", "sleep 5");
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    c.submit(recipe(), s);
+    c.submit(s);
     ADD_FAILURE() << "accepted";
   } catch (const ClusterError& e) {
     EXPECT_NE(std::string(e.what()).find("timed out after 0.5 s"), std::string::npos) << e.what();
@@ -497,7 +515,7 @@ TEST_F(SlurmClusterFakeToolsTest, SbatchRefusalAndTimeout) {
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   tool("sbatch", "echo 'Submitted batch job 17'");
-  EXPECT_THROW(c.submit(recipe(), s), ClusterError);  // not --parsable output: no id
+  EXPECT_THROW(c.submit(s), ClusterError);  // not --parsable output: no id
 }
 
 TEST_F(SlurmClusterFakeToolsTest, CancelWaitsForTheEndBounded) {
@@ -508,7 +526,7 @@ TEST_F(SlurmClusterFakeToolsTest, CancelWaitsForTheEndBounded) {
                      "else echo '42|COMPLETING|0:03|s|e|0|h100-1|None|'; fi");
   tool("scancel", "printf '%s\\n' \"$@\" > \"" + (dir_ / "scancel.args").string() + "\"");
   SlurmCluster c(def(), options());
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   c.cancel(id);
   EXPECT_EQ(read("scancel.args"), "42\n");
   EXPECT_EQ(c.poll(id).state, RunState::Cancelled);
@@ -520,7 +538,7 @@ TEST_F(SlurmClusterFakeToolsTest, CancelWaitsForTheEndBounded) {
   SlurmClusterOptions o = options();
   o.cancel_wait_s = 0.5;
   SlurmCluster stuck(def(), o);
-  const RunId id2 = stuck.submit(recipe(), spec());
+  const RunId id2 = stuck.submit(launch());
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_THROW(stuck.cancel(id2), ClusterError);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
@@ -531,7 +549,7 @@ TEST_F(SlurmClusterFakeToolsTest, UnknownIdsAndMissingConfiguration) {
   EXPECT_THROW(c.poll(RunId{"mock", "7"}), ClusterError);
   EXPECT_THROW(c.poll(RunId{"other", "42"}), ClusterError);
   EXPECT_THROW(c.log(RunId{"mock", "7"}), ClusterError);
-  const RunId id = c.submit(recipe(), spec());
+  const RunId id = c.submit(launch());
   EXPECT_EQ(c.log(id), "");  // not written yet
   std::ofstream(dir_ / "logs" / "run.log") << "step 1\n";
   EXPECT_EQ(c.log(id), "step 1\n");
@@ -540,7 +558,7 @@ TEST_F(SlurmClusterFakeToolsTest, UnknownIdsAndMissingConfiguration) {
   d.slurm_conf = (dir_ / "missing.conf").string();
   SlurmCluster missing(d, options());
   try {
-    missing.submit(recipe(), spec());
+    missing.submit(launch({}, d));
     ADD_FAILURE() << "accepted";
   } catch (const ClusterError& e) {
     EXPECT_NE(std::string(e.what()).find("slurm_conf '" + d.slurm_conf + "' does not exist"), std::string::npos)
@@ -550,7 +568,7 @@ TEST_F(SlurmClusterFakeToolsTest, UnknownIdsAndMissingConfiguration) {
   o.bin_dir = (dir_ / "nobin").string();
   SlurmCluster nobin(def(), o);
   try {
-    nobin.submit(recipe(), spec());
+    nobin.submit(launch());
     ADD_FAILURE() << "accepted";
   } catch (const ClusterError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot run sbatch: program '"), std::string::npos) << e.what();

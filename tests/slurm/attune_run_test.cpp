@@ -1,9 +1,11 @@
 // `attune run` and `attune cluster check` against the mock Slurm (label
 // slurm): the attune binary launches the example recipe on the built-in
 // `mock` cluster, whose jobs run `attune sim job` at 60x. Runs complete and
-// are diagnosed on one and two nodes; Ctrl-C cancels the job; attune killed
-// with SIGKILL mid-run and started again re-attaches to the same job and
-// finishes it without launching a second one.
+// are diagnosed on one and two nodes; Ctrl-C cancels the job; a second attune
+// in the run directory is refused while the first runs; attune killed with
+// SIGKILL mid-run and started again re-attaches to the same job and finishes
+// it without launching a second one, and the directory refuses any other
+// request.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -178,6 +180,10 @@ TEST_F(AttuneRunTest, InterruptCancelsTheJob) {
   const pid_t pid = start_attune(run_args(run_dir, 200), (dir_ / "int.out").string());
   const std::string id = wait_running_job(run_dir, 120);
   ASSERT_FALSE(id.empty()) << read_file((dir_ / "int.out").string());
+  // The directory is locked while the first runs: a second is refused, naming it.
+  const ProcessResult second = attune(run_args(run_dir, 200), 60);
+  EXPECT_EQ(second.exit_code, 2) << second.out << second.err;
+  EXPECT_NE(second.err.find("another attune (pid " + std::to_string(pid) + ")"), std::string::npos) << second.err;
   ::kill(pid, SIGINT);
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -220,6 +226,16 @@ TEST_F(AttuneRunTest, KilledAttuneReattachesWithoutLaunchingTwice) {
   const ProcessResult again = attune(args);
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("already ended"), std::string::npos) << again.err;
+  // Another request (other steps, other hardware) is refused, not given this result.
+  for (const auto& other : {run_args(run_dir, 31), run_args(run_dir, 30, {"--gpu", "h200"})}) {
+    const ProcessResult refused = attune(other, 60);
+    EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("holds run " + name), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("--run-dir"), std::string::npos) << refused.err;
+  }
+  launches = 0;
+  for (const auto& rec : journal(run_dir)) launches += rec["event"] == "launching" ? 1 : 0;
+  EXPECT_EQ(launches, 1);
 }
 
 TEST_F(AttuneRunTest, SbatchRefusalNamesTheSettingAndLaunchesNothing) {

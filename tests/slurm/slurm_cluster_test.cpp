@@ -32,7 +32,7 @@
 #include "attune/cluster/run_watch.h"
 #include "attune/cluster/slurm/slurm_state.h"
 #include "attune/util/subprocess.h"
-#include "../cluster/cluster_test_recipe.h"
+#include "../cluster/cluster_test_launch.h"
 #include "mock_slurm.h"
 
 namespace attune::cluster {
@@ -45,11 +45,6 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 std::string env_or(const char* name, const std::string& fallback = "") {
   const char* v = std::getenv(name);
   return v != nullptr ? std::string(v) : fallback;
-}
-
-const gate::ApprovedRecipe& recipe() {
-  static const gate::ApprovedRecipe r = approved_llama3_8b(8, 1);
-  return r;
 }
 
 class SlurmClusterTest : public ::testing::Test {
@@ -90,25 +85,36 @@ class SlurmClusterTest : public ::testing::Test {
     return d;
   }
 
-  // A run of this test: a unique name, its log in the test's directory.
-  RunSpec spec(const std::string& tag, const std::string& partition, std::vector<std::string> command) {
-    RunSpec s;
+  // The settings of a run of this test: one GPU of the partition's type (the
+  // mock's partitions are named for theirs), not exclusive, 600 s.
+  static TestRun run(const std::string& partition, std::vector<std::string> command) {
+    TestRun t;
+    t.partition = partition;
+    if (partition == "h100" || partition == "h200" || partition == "b200") t.gpu = partition;
+    t.command = std::move(command);
+    t.exclusive = false;
+    t.time_limit_s = 600;
+    return t;
+  }
+  // A unique run name for this test.
+  std::string run_name(const std::string& tag) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    s.name = fmt::format("attune-test-{}-{}-{}-{}", info->name(), tag, ::getpid(), ++counter_);
-    s.partition = partition;
-    s.nodes = 1;
-    s.gpus_per_node = 1;
-    s.exclusive = false;
-    s.time_limit_s = 600;
-    s.per_node = false;
-    s.log_path = (dir_ / (tag + ".log")).string();
-    s.command = std::move(command);
-    return s;
+    return fmt::format("attune-test-{}-{}-{}-{}", info->name(), tag, ::getpid(), ++counter_);
+  }
+  // Run `t` prepared for cluster `d` (def() unless given) from an approved
+  // recipe: a unique name, its log <dir>/<tag>/run.log.
+  Launch launch(const std::string& tag, TestRun t, std::optional<ClusterDefinition> d = std::nullopt,
+                std::string name = "") {
+    if (t.run_dir.empty()) t.run_dir = (dir_ / tag).string();
+    return test_launch(dir_, name.empty() ? run_name(tag) : name, d ? *d : def(), t);
+  }
+  Launch launch(const std::string& tag, const std::string& partition, std::vector<std::string> command) {
+    return launch(tag, run(partition, std::move(command)));
   }
 
   // Submits and remembers the job for TearDown.
-  RunId submit(SlurmCluster& c, const RunSpec& s) {
-    RunId id = c.submit(recipe(), s);
+  RunId submit(SlurmCluster& c, const Launch& l) {
+    RunId id = c.submit(l);
     submitted_.push_back(id.id);
     return id;
   }
@@ -169,9 +175,10 @@ const std::vector<std::string> kReportNode = {
 
 TEST_F(SlurmClusterTest, OneNodeRunCompletes) {
   SlurmCluster c(def());
-  RunSpec s = spec("one", "h100", kReportNode);
-  s.per_node = true;
-  const RunId id = submit(c, s);
+  const Launch l = launch("one", "h100", kReportNode);
+  const RunSpec& s = l.spec();
+  ASSERT_TRUE(s.per_node);
+  const RunId id = submit(c, l);
   EXPECT_EQ(id.cluster, "mock");
   const RunStatus st = wait_final(c, id, 60);
   ASSERT_EQ(st.state, RunState::Completed) << st.reason << "\n" << c.log(id);
@@ -192,10 +199,11 @@ TEST_F(SlurmClusterTest, OneNodeRunCompletes) {
 
 TEST_F(SlurmClusterTest, TwoNodePerNodeRunHasOneLaunchPerNode) {
   SlurmCluster c(def());
-  RunSpec s = spec("two", "h200", kReportNode);
-  s.per_node = true;
-  s.nodes = 2;
-  const RunId id = submit(c, s);
+  TestRun t = run("h200", kReportNode);
+  t.nodes = 2;
+  const Launch l = launch("two", t);
+  const RunSpec& s = l.spec();
+  const RunId id = submit(c, l);
   const RunStatus st = wait_final(c, id, 90);
   ASSERT_EQ(st.state, RunState::Completed) << st.reason << "\n" << c.log(id);
   const std::string log = c.log(id);
@@ -223,34 +231,40 @@ TEST_F(SlurmClusterTest, HostileValuesReachTheCommandVerbatim) {
       "/bin/bash", "-c", "printf '%s\\n' \"$@\"; printf '%s\\n' \"$INJ_ONE\" \"$INJ_TWO\"; pwd", "attune-test"};
   command.insert(command.end(), values.begin(), values.end());
   SlurmCluster c(def());
-  RunSpec s = spec("inj", "h100", command);
-  s.name += " $(touch MARKER) `touch MARKER`; 'q' \"d\"";
-  s.workdir = workdir.string();
-  s.log_path = (dir_ / "log %j $(touch MARKER) 'q'.log").string();
-  s.env = {{"INJ_ONE", "$(touch " + marker + ") `touch " + marker + "`"},
+  TestRun t = run("h100", command);
+  t.workdir = workdir.string();
+  t.env = {{"INJ_ONE", "$(touch " + marker + ") `touch " + marker + "`"},
            {"INJ_TWO", "x'; touch " + marker + "; echo '\nnext \"line\""}};
+  t.run_dir = (dir_ / "log %j $(touch MARKER) 'q'").string();
+  const std::string name = run_name("inj") + " $(touch MARKER) `touch MARKER`; 'q' \"d\"";
 
   // Newlines in what becomes an sbatch option are refused before sbatch runs.
-  for (auto set : std::vector<void (*)(RunSpec&)>{
-           [](RunSpec& r) { r.partition = "h100\n--uid=0"; }, [](RunSpec& r) { r.name += "\n--uid=0"; },
-           [](RunSpec& r) { r.workdir += "\nx"; }, [](RunSpec& r) { r.log_path += "\nx"; },
-           [](RunSpec& r) { r.account = "attune\n"; }, [](RunSpec& r) { r.constraint = "h100\n"; }}) {
-    RunSpec bad = s;
-    set(bad);
+  for (auto set : std::vector<void (*)(TestRun&, std::string&)>{
+           [](TestRun& r, std::string&) { r.partition = "h100\n--uid=0"; },
+           [](TestRun&, std::string& n) { n += "\n--uid=0"; },
+           [](TestRun& r, std::string&) { r.workdir += "\nx"; },
+           [](TestRun& r, std::string&) { r.run_dir += "\nx"; },
+           [](TestRun& r, std::string&) { r.account = "attune\n"; },
+           [](TestRun& r, std::string&) { r.constraint = "h100\n"; }}) {
+    TestRun bad = t;
+    std::string bad_name = name;
+    set(bad, bad_name);
     try {
-      c.submit(recipe(), bad);
+      c.submit(launch("inj-bad", bad, std::nullopt, bad_name));
       ADD_FAILURE() << "a control character in an option value was accepted";
     } catch (const ClusterError& e) {
       EXPECT_NE(std::string(e.what()).find("contains a control character"), std::string::npos) << e.what();
     }
   }
 
-  const RunId id = submit(c, s);
+  const Launch l = launch("inj", t, std::nullopt, name);
+  const RunSpec& s = l.spec();
+  const RunId id = submit(c, l);
   const RunStatus st = wait_final(c, id, 60);
   ASSERT_EQ(st.state, RunState::Completed) << st.reason << "\n" << c.log(id);
   std::string expected;
   for (const auto& v : values) expected += v + "\n";
-  expected += s.env["INJ_ONE"] + "\n" + s.env["INJ_TWO"] + "\n" + workdir.string() + "\n";
+  expected += s.env.at("INJ_ONE") + "\n" + s.env.at("INJ_TWO") + "\n" + workdir.string() + "\n";
   EXPECT_EQ(c.log(id), expected);
   EXPECT_TRUE(std::filesystem::exists(s.log_path)) << "Slurm expanded a % in the log path";
   EXPECT_FALSE(std::filesystem::exists(marker));
@@ -266,10 +280,11 @@ TEST_F(SlurmClusterTest, HostileValuesReachTheCommandVerbatim) {
 
 TEST_F(SlurmClusterTest, TimeLimitEndsInTimeout) {
   SlurmCluster c(def());
-  RunSpec s = spec("timeout", "h100", {"sleep", "300"});
-  s.time_limit_s = 60;
+  TestRun t = run("h100", {"sleep", "300"});
+  t.time_limit_s = 60;
+  const Launch l = launch("timeout", t);
   const auto t0 = Clock::now();
-  const RunId id = submit(c, s);
+  const RunId id = submit(c, l);
   // Slurm checks limits every 30 s: TIMEOUT comes 60-90 s after the start.
   const RunStatus st = wait_final(c, id, 240);
   ASSERT_EQ(st.state, RunState::Timeout) << st.reason;
@@ -282,8 +297,7 @@ TEST_F(SlurmClusterTest, TimeLimitEndsInTimeout) {
 
 TEST_F(SlurmClusterTest, CancelEndsTheRun) {
   SlurmCluster c(def());
-  const RunSpec s = spec("cancel", "h200", {"sleep", "300"});
-  const RunId id = submit(c, s);
+  const RunId id = submit(c, launch("cancel", "h200", {"sleep", "300"}));
   ASSERT_EQ(wait_running(c, id, 60).state, RunState::Running);
   const auto t0 = Clock::now();
   c.cancel(id);
@@ -311,9 +325,11 @@ TEST_F(SlurmClusterTest, HangWatchdogCancelsAStalledJob) {
                n, n, 100, n * 128)
         << "\n";
   out.close();
-  RunSpec s = spec("hang", "h200", {"/bin/sh", "-c", "cat \"$0\"; sleep 300", lines.string()});
-  s.expected_step_s = 0.1;
-  const RunId id = submit(c, s);
+  TestRun t = run("h200", {"/bin/sh", "-c", "cat \"$0\"; sleep 300", lines.string()});
+  t.expected_step_s = 0.1;
+  const Launch l = launch("hang", t);
+  const RunSpec& s = l.spec();
+  const RunId id = submit(c, l);
   WatchOptions o;
   o.poll_min_s = 0.2;
   o.poll_max_s = 1;
@@ -346,10 +362,10 @@ struct NodeResumer {
 
 TEST_F(SlurmClusterTest, NodeDownEndsInNodeFail) {
   SlurmCluster c(def());
-  RunSpec s = spec("nodedown", "b200", {"sleep", "300"});
-  s.gpus_per_node = 8;
-  s.exclusive = true;
-  const RunId id = submit(c, s);
+  TestRun t = run("b200", {"sleep", "300"});
+  t.gpus_per_node = 8;
+  t.exclusive = true;
+  const RunId id = submit(c, launch("nodedown", t));
   ASSERT_EQ(wait_running(c, id, 60).state, RunState::Running);
   std::string node = slurm_out({"squeue", "-h", "-j", id.id, "-o", "%N"});
   while (!node.empty() && (node.back() == '\n' || node.back() == ' ')) node.pop_back();
@@ -365,56 +381,55 @@ TEST_F(SlurmClusterTest, NodeDownEndsInNodeFail) {
 
 TEST_F(SlurmClusterTest, RefusalsNameTheSetting) {
   SlurmCluster c(def());
-  const auto refusal = [&](RunSpec s) -> std::string {
+  const auto refusal = [&](const Launch& l) -> std::string {
     try {
-      c.submit(recipe(), s);
+      c.submit(l);
     } catch (const ClusterError& e) {
       return e.what();
     }
     return "(accepted)";
   };
-  RunSpec p = spec("nopart", "nosuch", {"true"});
+  const Launch p = launch("nopart", "nosuch", {"true"});
   std::string e = refusal(p);
-  EXPECT_NE(e.find("cluster 'mock' refused run '" + p.name + "': partition 'nosuch' does not exist on cluster 'mock'"),
+  EXPECT_NE(e.find("cluster 'mock' refused run '" + p.spec().name +
+                   "': partition 'nosuch' does not exist on cluster 'mock'"),
             std::string::npos)
       << e;
   EXPECT_NE(e.find("(sbatch: error: Batch job submission failed: Invalid partition name specified)"),
             std::string::npos)
       << e;
 
-  RunSpec g = spec("nine", "h100", {"true"});
+  TestRun g = run("h100", {"true"});
   g.gpus_per_node = 9;
-  e = refusal(g);
+  e = refusal(launch("nine", g));
   EXPECT_NE(e.find("no node in partition 'h100' has 9 GPUs of type 'h100' per node"), std::string::npos) << e;
   EXPECT_NE(e.find("Requested node configuration is not available"), std::string::npos) << e;
 
-  RunSpec a = spec("acct", "h100", {"true"});
+  TestRun a = run("h100", {"true"});
   a.account = "nosuch";
-  e = refusal(a);
+  e = refusal(launch("acct", a));
   EXPECT_NE(e.find("account 'nosuch' does not exist on cluster 'mock'"), std::string::npos) << e;
 
-  RunSpec t = spec("time", "h100", {"true"});
+  TestRun t = run("h100", {"true"});
   t.time_limit_s = 3 * 86400;
-  e = refusal(t);
+  e = refusal(launch("time", t));
   EXPECT_NE(e.find("time limit: 4320 minutes"), std::string::npos) << e;
 
-  RunSpec n = spec("nodes", "h200", {"true"});
+  TestRun n = run("h200", {"true"});
   n.nodes = 3;
-  e = refusal(n);
+  e = refusal(launch("nodes", n));
   EXPECT_NE(e.find("nodes: partition 'h200' does not allow 3 nodes"), std::string::npos) << e;
-
-  RunSpec bad = spec("bad", "h100", {"true"});
-  bad.nodes = 0;
-  e = refusal(bad);
-  EXPECT_NE(e.find("nodes must be at least 1"), std::string::npos) << e;
+  // (No launch asks for fewer than one node: sbatch_job's own check of that
+  // is tested on a RunSpec in tests/cluster.)
 }
 
 TEST_F(SlurmClusterTest, RestartFindsAndAttachesTheRun) {
-  const RunSpec s = spec("restart", "h200", {"sleep", "5"});
+  const Launch l = launch("restart", "h200", {"sleep", "5"});
+  const RunSpec& s = l.spec();
   RunId id;
   {
     SlurmCluster first(def());
-    id = submit(first, s);
+    id = submit(first, l);
   }  // attune "restarts": the job goes on
   SlurmCluster second(def());
   const auto found = second.find_run(s);
@@ -427,7 +442,7 @@ TEST_F(SlurmClusterTest, RestartFindsAndAttachesTheRun) {
   EXPECT_EQ(st.state, RunState::Completed) << st.reason;
   EXPECT_GE(st.elapsed_s, 5);
 
-  RunSpec never = spec("never", "h200", {"true"});
+  const RunSpec never = launch("never", "h200", {"true"}).spec();
   EXPECT_FALSE(second.find_run(never));
   try {
     second.attach(RunId{"mock", "99999999"}, never);
@@ -442,11 +457,12 @@ TEST_F(SlurmClusterTest, TwentyRunsAtOnce) {
   std::vector<RunSpec> specs;
   std::vector<RunId> ids;
   for (int i = 0; i < 20; ++i) {
-    RunSpec s = spec(fmt::format("many{}", i), i % 2 == 0 ? "h100" : "h200", {"sleep", "2"});
-    s.gpus_per_node = 8;
-    s.exclusive = true;
-    ids.push_back(submit(c, s));
-    specs.push_back(std::move(s));
+    TestRun t = run(i % 2 == 0 ? "h100" : "h200", {"sleep", "2"});
+    t.gpus_per_node = 8;
+    t.exclusive = true;
+    const Launch l = launch(fmt::format("many{}", i), t);
+    ids.push_back(submit(c, l));
+    specs.push_back(l.spec());
   }
   const auto deadline = Clock::now() + std::chrono::seconds(240);
   std::vector<RunStatus> final(20);
@@ -482,9 +498,9 @@ TEST_F(SlurmClusterTest, TwentyRunsAtOnce) {
 
 TEST_F(SlurmClusterTest, TimeScaleScalesTheLimitAndTheElapsedTime) {
   SlurmCluster c(def(60));
-  RunSpec s = spec("scaled", "h100", {"sleep", "2"});
-  s.time_limit_s = 7200;  // two simulated hours: two real minutes
-  const RunId id = submit(c, s);
+  TestRun t = run("h100", {"sleep", "2"});
+  t.time_limit_s = 7200;  // two simulated hours: two real minutes
+  const RunId id = submit(c, launch("scaled", t, def(60)));
   const std::string job = slurm_out({"scontrol", "show", "job", "-o", id.id});
   EXPECT_NE(job.find("TimeLimit=00:02:00"), std::string::npos) << job;
   const RunStatus st = wait_final(c, id, 60);

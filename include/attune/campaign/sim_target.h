@@ -38,6 +38,7 @@ SimTarget load_sim_target(const std::string& file, const recipe::RecipeOptions& 
 struct LaunchTarget {
   recipe::Recipe recipe;
   std::string truth_file;               // a scenario's truth.yaml ("" = none)
+  std::optional<sim::Scenario> scenario;
 };
 LaunchTarget load_launch_target(const std::string& file, const recipe::RecipeOptions& options);
 

@@ -6,6 +6,11 @@
 // watchdog and its log diagnosed. On the sim cluster a scenario's truth is
 // applied by the backend and the noise comes from a fresh campaign seed:
 // nothing the caller passes picks either.
+//
+// A run directory belongs to one request: another (another recipe, other
+// flags, another cluster) is refused rather than handed the old run's
+// result, and it is locked (DIR/.lock, util/file_lock.h) for the whole run,
+// so a second attune in it is refused naming the first's pid.
 #pragma once
 
 #include <functional>
@@ -52,9 +57,10 @@ struct SingleRunHooks {
   std::function<void(const std::string&)> on_note;            // a line worth telling the user
 };
 
-// Throws InputError for a bad request (unknown cluster, a run directory of
-// another cluster's run, a refused recipe, a cluster that refuses or loses
-// the run).
+// Throws InputError for a bad request (unknown cluster, a run directory
+// that holds another request's run or that another attune is running in, a
+// refused recipe, a cluster that refuses or loses the run, a journalled run
+// that can no longer be followed).
 SingleRunResult run_single(const SingleRunRequest& request, const SingleRunHooks& hooks = {});
 
 // {cluster, backend, run, id, reattached, state, reason, elapsed_s,

@@ -28,5 +28,6 @@ void add_diagnose_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_cluster_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
 
 }  // namespace attune::cli

@@ -1,16 +1,17 @@
 // Cluster: where approved recipes run. One interface over the backends
 // (cluster/sim: the simulator in-process; cluster/local: a child process on
-// this machine; cluster/slurm: sbatch and friends): submit an ApprovedRecipe, poll it, cancel it,
-// read its log, and find it again after attune restarts. Only the gate can
-// make an ApprovedRecipe, so nothing reaches a cluster unchecked.
+// this machine; cluster/slurm: sbatch and friends): submit a Launch, poll it,
+// cancel it, read its log, and find it again after attune restarts. Only the
+// gate can make an ApprovedRecipe and only prepare_launch can make a Launch
+// from one, so nothing reaches a cluster unchecked.
 #pragma once
 
 #include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "attune/cluster/launch.h"
 #include "attune/cluster/run.h"
-#include "attune/gate/approved_recipe.h"
 
 namespace attune::cluster {
 
@@ -19,8 +20,11 @@ class Cluster {
   virtual ~Cluster() = default;
 
   virtual std::string name() const = 0;
-  // Launches the run; throws ClusterError when the cluster refuses it.
-  virtual RunId submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) = 0;
+  // Launches the run as prepare_launch built it (launch.spec(): command,
+  // environment, log path; the files it wrote to the run directory); throws
+  // ClusterError when the cluster refuses it, or when it was prepared for
+  // another kind of cluster.
+  virtual RunId submit(const Launch& launch) = 0;
   // Current state; never blocks for long (bounded by the backend's own timeouts).
   virtual RunStatus poll(const RunId& id) = 0;
   virtual void cancel(const RunId& id) = 0;
@@ -40,5 +44,16 @@ class ClusterError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// What every backend's submit checks first: a launch prepared for another
+// kind of cluster (a sim launch has no command, a local one no Slurm
+// request) or, when `cluster` is given, for another cluster of the kind,
+// is refused rather than half run.
+inline void require_prepared_for(const Launch& launch, const std::string& backend, const std::string& cluster = "") {
+  if (launch.backend() != backend || (!cluster.empty() && launch.cluster_name() != cluster))
+    throw ClusterError("run '" + launch.spec().name + "' was prepared for cluster '" + launch.cluster_name() +
+                       "' (backend " + launch.backend() + "), not for " +
+                       (cluster.empty() ? "a " + backend + " cluster" : "cluster '" + cluster + "'"));
+}
 
 }  // namespace attune::cluster

@@ -5,6 +5,7 @@
 // onto RunState, so the campaign never sees a backend's vocabulary.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -50,6 +51,10 @@ struct RunSpec {
   std::string workdir;                  // where the command starts ("" = attune's working directory)
   int steps = 50;                       // steps a simulated run prints
   double expected_step_s = 0;           // for the hang watchdog (0 = unknown)
+  // Simulated clusters: the seed of this launch's noise, so a campaign
+  // resumed after a crash draws what it would have (0 = the backend draws
+  // from its campaign seed and its own launch count).
+  std::uint64_t noise_seed = 0;
 
   // Slurm only ("" = the cluster's default / Slurm's default).
   std::string partition;
@@ -75,6 +80,12 @@ double gpu_hours(const RunSpec& spec, double elapsed_s);
 // The time limit a run gets: the recipe's, cut to what `budget_gpu_hours`
 // left can pay for on spec's GPUs (budget < 0: no budget).
 double run_time_limit_s(double recipe_limit_s, double budget_gpu_hours, int nodes, int gpus_per_node);
+
+// The seed launch `n` (1-based) of a campaign with seed `campaign_seed` draws
+// its noise from: the sim backend's runs and a mock cluster's `attune sim job`
+// alike, so launch k of a campaign always draws the same and nearby seeds or
+// launches draw unrelated noise.
+std::uint64_t launch_seed(std::uint64_t campaign_seed, long n);
 
 // RunSpec and RunStatus as JSON, every field (the journal's records,
 // a simulated run's status file). Reading: absent keys keep RunSpec's defaults, unknown keys are

@@ -10,13 +10,14 @@
 //   {"event":"launching","run":NAME,"cluster":C,"spec":{...},"recipe":PATH,"at":ISO-8601}
 //   {"event":"launched","run":NAME,"cluster":C,"id":ID,"at":...}
 //   {"event":"finished","run":NAME,"status":{"state":S,"reason":R,"elapsed_s":E},"at":...}
-// Each record is one write() of a whole line on an O_APPEND descriptor, then
-// fsync, so a crash leaves at most a torn last line, and several journals
-// (or threads) appending to one file never interleave their lines (on a
-// local file system: NFS does not make O_APPEND atomic across hosts). Reading
-// ignores a torn last line (no newline, or not a record) and removes it from
-// the file before the next append; a bad line anywhere else is an InputError
-// naming the file and line. Later records win: the latest state of each run.
+// The file is a JsonlFile (util/jsonl_file.h): each record is one write() of
+// a whole line on an O_APPEND descriptor, then fsync, so a crash leaves at
+// most a torn last line, and several journals (or threads) appending to one
+// file never interleave their lines (on a local file system). Reading
+// ignores a torn last line (no newline, or not a JSON object) and cuts it off
+// before the next append; a bad line anywhere else — a record that is not
+// valid JSON, or one that is no journal record — is an InputError naming the
+// file and line. Later records win: the latest state of each run.
 //
 // Thread-safe: one RunJournal may be shared by the threads watching runs.
 #pragma once
@@ -31,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attune/cluster/run.h"
+#include "attune/util/jsonl_file.h"
 
 namespace attune::cluster {
 
@@ -54,7 +56,7 @@ class RunJournal {
   RunJournal(const RunJournal&) = delete;
   RunJournal& operator=(const RunJournal&) = delete;
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
   // Before submit. A name already launched or finished is refused
   // (std::invalid_argument: run names are unique); one still "launching"
@@ -83,11 +85,8 @@ class RunJournal {
   void append(nlohmann::json record);
   JournalEntry& entry(const std::string& run, bool create);
 
-  std::string path_;
-  mutable std::mutex mu_;
-  int fd_ = -1;                       // opened for appending on the first append
-  std::optional<long long> repair_;   // a torn tail to cut at this size before appending ...
-  long long loaded_size_ = 0;         // ... if the file is still the size load() read
+  mutable std::mutex mu_;  // guards file_ as well: a JsonlFile is not thread-safe
+  JsonlFile file_;
   std::vector<JournalEntry> entries_;
   std::unordered_map<std::string, std::size_t> index_;
 };

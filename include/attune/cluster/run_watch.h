@@ -15,15 +15,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "attune/cluster/cluster.h"
 #include "attune/cluster/run.h"
 
 namespace attune::diagnose {
-class LogParser;
+class LogPass;
 class LogReader;
-struct ParseSink;
 }  // namespace attune::diagnose
 
 namespace attune::cluster {
@@ -31,16 +29,16 @@ namespace attune::cluster {
 // Counts the step samples in a training log that arrives in pieces (a log
 // re-read while the run writes it): feed() the appended bytes in any split —
 // mid-line included — and the count is the same as for one feed of the whole
-// text; after finish() it is the count the diagnoser (LogPass) finds in the
-// log. Lines are normalised as the diagnoser does (LogReader:
-// rank prefixes, ANSI colours, CR progress updates, 80-column hard wraps);
-// a line still without its newline is held until it gets one, or finish().
-// The framework is detected (detect_framework) from the first lines and
-// re-detected as more of them arrive, up to the diagnoser's 2000-line window
-// (the counter replays what it holds when the verdict changes); until some
-// parser finds evidence the count is 0. Past the window with no evidence the
-// diagnoser's fallback, Megatron, is used. The parsed samples are kept (the
-// parsers update the latest ones): about 100 bytes a step.
+// text; after finish() it is the count the diagnoser finds in the log. It is
+// the diagnoser's own reading, not a copy of it: the bytes go through a
+// LogReader (rank prefixes, ANSI colours, CR progress updates, 80-column hard
+// wraps; a line still without its newline is held until it gets one, or
+// finish()) into a LogPass, whose provisional parse gives the count while the
+// framework is still being detected (re-detected as lines arrive, up to the
+// 2000-line window; 0 until some parser finds evidence) and whose decided
+// parse gives it after (past the window with no evidence: Megatron, the
+// diagnoser's fallback). The parsed samples are kept (the parsers update the
+// latest ones): about 100 bytes a step.
 class StepCounter {
  public:
   StepCounter();
@@ -64,22 +62,8 @@ class StepCounter {
   std::string framework() const;
 
  private:
-  void on_line(std::string_view text, long line, int rank);
-  void redetect();
-  void start_parser(const std::string& framework);
-
-  struct Held {
-    std::string text;
-    long line;
-    int rank;
-  };
-
-  std::unique_ptr<diagnose::LogReader> reader_;
-  std::unique_ptr<diagnose::LogParser> parser_;
-  std::unique_ptr<diagnose::ParseSink> sink_;
-  std::vector<Held> held_;      // every line while the framework may still change
-  bool frozen_ = false;         // the detection window is closed: held_ is empty
-  bool held_grew_ = false;      // lines arrived since the last detection
+  std::unique_ptr<diagnose::LogPass> pass_;
+  std::unique_ptr<diagnose::LogReader> reader_;  // feeds pass_
   bool finished_ = false;
 };
 

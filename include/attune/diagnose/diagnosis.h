@@ -50,6 +50,9 @@ struct Diagnosis {
   std::optional<double> capacity_gib;
   std::optional<double> headroom_gib;
   std::vector<std::pair<long, double>> loss;  // (step, value)
+  // The step times the steady state used, in log order (empty when the log
+  // gives no times): what a campaign splits into per-run blocks to compare runs.
+  std::vector<double> steady_step_times_s;
   std::optional<ProfileSummary> profile;  // from --profile: where GPU time goes
   std::vector<PhaseTime> timers;        // Megatron timers / DeepSpeed wall-clock breakdown, if printed
   TimeBreakdown time_breakdown;

@@ -2,7 +2,8 @@
 // The first lines are held until the framework is known from them (or given),
 // then replayed into that framework's LogParser; a line that becomes a step
 // sample goes to the FailureClassifier as a step line, every other line as
-// text. diagnose_logs() and the fuzz targets drive the same pass.
+// text. diagnose_logs(), the run watch (a log read while it is written) and
+// the fuzz targets drive the same pass.
 #pragma once
 
 #include <cstddef>
@@ -25,13 +26,29 @@ class LogPass {
   explicit LogPass(const std::string& framework, std::size_t detect_lines = kDetectLines);
 
   void feed(const LogLine& line);
-  // Once, after the last line.
+  // Once, after the last line: the framework is decided (detect_framework
+  // over the held lines, Megatron when nothing has evidence) and the held
+  // lines are parsed.
   void finish();
 
   const ParseSink& sink() const { return sink_; }
   ParseSink& sink() { return sink_; }
   const FailureClassifier& classifier() const { return classifier_; }
+  // The framework decided ("" while lines are still held for detection).
   std::string framework() const { return parser_ ? parser_->framework() : ""; }
+
+  // Incremental reading, for a log read while the run writes it. While lines
+  // are held, provisional() parses them with the framework detect_framework
+  // names from the lines so far (detected again when lines arrived since the
+  // last call, and every held line parsed again when the verdict changes);
+  // nothing while no parser has evidence. Once the framework is decided the
+  // provisional parse is dropped and these read the pass itself, so after
+  // finish() they give exactly what sink() does. The provisional parse never
+  // reaches sink() or the classifier: they see every line once, under the
+  // decided framework. A pass whose caller never asks pays nothing for it.
+  void provisional();
+  const StepSeries& samples_so_far() const;
+  std::string framework_so_far() const;  // "" while nothing has evidence
 
  private:
   struct Held {
@@ -48,6 +65,11 @@ class LogPass {
   std::vector<Held> held_;
   ParseSink sink_;
   FailureClassifier classifier_;
+
+  // The provisional parse of the held lines (only once provisional() asked).
+  std::unique_ptr<LogParser> early_parser_;
+  std::unique_ptr<ParseSink> early_sink_;
+  bool held_grew_ = false;  // lines held since the last provisional()
 };
 
 }  // namespace attune::diagnose

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attune::recipe {
 
@@ -22,14 +23,19 @@ struct RecipeOptions {
   Hardware hardware;
 };
 
-// Peak dense throughput and memory of a GPU type (vendor figures; the
-// simulator's calibrated catalog refines them). Used for MFU and HBM headroom.
+// A GPU type's peak dense throughput and usable memory: the one catalog of
+// them. The diagnoser's MFU and HBM headroom and the simulator's GpuSystem
+// (which adds its calibrated bandwidths and MAMF) both read these figures, so
+// every command agrees on what fits and what the peak is.
 struct GpuSpec {
-  std::string name;        // h100 | h200 | b200
-  double bf16_tflops = 0;  // dense peak
-  double fp8_tflops = 0;
-  double hbm_gib = 0;      // capacity in GiB (vendor GB / 1.0737)
+  std::string name;        // h100 | h200 | b200 | gb200 | a100 | h100-96gb
+  double bf16_tflops = 0;  // dense peak, vendor datasheet
+  double fp8_tflops = 0;   // 0: no FP8
+  double hbm_gib = 0;      // usable: what a process can allocate, not the marketed GB
 };
+// Every GPU type attune knows, in a fixed order.
+const std::vector<GpuSpec>& gpu_specs();
+// By catalog name (any case), else by what normalize_gpu makes of the text;
 // nullptr for an unknown GPU.
 const GpuSpec* gpu_spec(std::string_view gpu);
 

@@ -2,7 +2,10 @@
 // HBM, NVLink domain and bandwidth, network per GPU, achievable matmul
 // throughput (MAMF) and NCCL bus bandwidth by collective, inside a node and
 // across nodes, with the message-size curve. Figures and their sources:
-// perfmodel.md §1 and calibration/hardware.csv.
+// perfmodel.md §1 and calibration/hardware.csv. The peaks and the usable HBM
+// are not the simulator's own: they are the recipe module's GPU catalog
+// (recipe::gpu_spec), the one the diagnoser's MFU and headroom read, so a
+// layout the simulator fits is one the diagnoser calls within HBM.
 #pragma once
 
 #include <string>
@@ -16,9 +19,9 @@ enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv 
 struct GpuSystem {
   std::string id;            // h100 | h200 | b200 | gb200 | a100 | h100-96gb
   std::string display;
-  double bf16_tflops = 0;    // dense peak
-  double fp8_tflops = 0;
-  double hbm_gib = 0;        // usable capacity
+  double bf16_tflops = 0;    // dense peak: recipe::gpu_spec's
+  double fp8_tflops = 0;     // recipe::gpu_spec's
+  double hbm_gib = 0;        // usable capacity: recipe::gpu_spec's
   double hbm_tbps = 0;       // memory bandwidth, TB/s
   double mamf_bf16 = 0;      // best achievable matmul TFLOP/s (large shapes)
   double mamf_fp8 = 0;
@@ -34,7 +37,8 @@ struct GpuSystem {
   double pcie_gbps = 55;            // host link (CPU offload)
 };
 
-// The catalog; nullptr for an unknown id (accepts recipe::normalize_gpu's names).
+// The catalog, one system per recipe::gpu_specs() entry; nullptr for an
+// unknown id (looked up as recipe::gpu_spec looks names up).
 const GpuSystem* find_gpu_system(std::string_view id);
 const std::vector<GpuSystem>& gpu_systems();
 

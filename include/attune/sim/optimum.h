@@ -80,6 +80,14 @@ SearchSpace gated_space(const recipe::Recipe& r, const Workload& base, const gat
 // prior_tokens_per_s_per_gpu, true_tokens_per_s_per_gpu, true_failure}, "prior_regret", "greedy":
 // {true_tokens_per_s_per_gpu, trials, moves}, "baseline", "speedup", "settings_searched", ...}
 nlohmann::json to_json(const Optimum& o);
+
+// Edits `candidate` (a recipe whose setting is `from`) to setting `to`, one
+// dimension at a time, retrying an edit the recipe refuses until the others
+// have made it valid (TP before DP-dependent settings). Appends what each
+// dimension's edit did to `edits`; false with `why` when some edit never
+// applies (the candidate is then partly edited: work on a copy).
+bool edit_recipe_to(recipe::Recipe& candidate, const Workload& from, const Workload& to, std::vector<LeverEdit>& edits,
+                    std::string& why);
 nlohmann::json edits_json(const std::vector<LeverEdit>& edits);
 
 }  // namespace attune::sim

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attune/recipe/plan.h"
@@ -70,7 +71,12 @@ struct DimensionEdit {
 // recipe cannot spell.
 std::vector<DimensionEdit> edits_between(const recipe::Recipe& r, const Workload& from, const Workload& to);
 
-// Names of the dimensions that differ (the search counts them as changes).
+// How many dimensions differ (the search counts them as changes).
 int changed_dimensions(const Workload& a, const Workload& b);
+
+// Every dimension's value for a setting, in the simulator's words and a fixed
+// order ("tp" = "4", "recompute" = "selective", "cuda_graphs" = "full"): what
+// a policy compares settings by and names a move with.
+std::vector<std::pair<std::string, std::string>> dimension_values(const Workload& w);
 
 }  // namespace attune::sim

@@ -84,17 +84,11 @@ nlohmann::json status_json(const std::string& id, const RunStatus& s) {
 SimCluster::SimCluster(sim::Perturbation truth, std::uint64_t campaign_seed, SimWatchdog watchdog)
     : truth_(std::move(truth)), seed_(campaign_seed), watchdog_(watchdog) {}
 
-std::uint64_t SimCluster::launch_seed(std::uint64_t campaign_seed, long n) {
-  // splitmix64 of the pair: nearby campaign seeds and launches draw unrelated noise.
-  std::uint64_t z = campaign_seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(n);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-RunId SimCluster::submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) {
+RunId SimCluster::submit(const Launch& launch) {
+  require_prepared_for(launch, "sim");
+  const RunSpec& spec = launch.spec();
   if (spec.log_path.empty()) throw ClusterError("run '" + spec.name + "': no log path");
-  const sim::Workload w = sim::workload_from_recipe(recipe.recipe());
+  const sim::Workload w = sim::workload_from_recipe(launch.recipe());
   const sim::Prediction p = sim::predict(w, truth_);
   while (runs_.count(std::to_string(next_))) ++next_;  // ids attached after a restart stay taken
   const long n = next_++;
@@ -102,7 +96,7 @@ RunId SimCluster::submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec
   std::ostringstream text;
   // Each launch of a campaign draws its own noise, reproducibly from the campaign's seed.
   const RunStatus status =
-      simulate(w, p, sim::run_options(w, p, truth_, launch_seed(seed_, n), spec.steps), spec, watchdog_, text);
+      simulate(w, p, sim::run_options(w, p, truth_, spec.noise_seed ? spec.noise_seed : launch_seed(seed_, n), spec.steps), spec, watchdog_, text);
   std::filesystem::path log(spec.log_path);
   if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
   write_file_atomic(spec.log_path, text.str());

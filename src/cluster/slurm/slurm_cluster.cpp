@@ -112,8 +112,9 @@ SlurmCluster::Run& SlurmCluster::find(const RunId& id) {
   return it->second;
 }
 
-RunId SlurmCluster::submit(const gate::ApprovedRecipe& /*recipe*/, const RunSpec& spec) {
-  RunSpec s = spec;
+RunId SlurmCluster::submit(const Launch& launch) {
+  require_prepared_for(launch, "slurm", def_.name);
+  RunSpec s = launch.spec();  // the batch script's command, environment and request: the approved recipe's
   if (!s.log_path.empty()) {
     std::error_code ec;
     const auto abs = std::filesystem::absolute(s.log_path, ec);

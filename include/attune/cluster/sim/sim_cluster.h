@@ -8,7 +8,8 @@
 //
 // A scenario's hidden truth lives here: the backend applies it to every run
 // and nothing upstream reads it. Each launch draws fresh noise from the
-// campaign's seed (launch k of a campaign with seed S always draws the same).
+// campaign's seed (cluster::launch_seed: launch k of a campaign with seed S
+// always draws the same).
 #pragma once
 
 #include <cstdint>
@@ -33,16 +34,15 @@ class SimCluster : public Cluster {
   explicit SimCluster(sim::Perturbation truth = {}, std::uint64_t campaign_seed = 1, SimWatchdog watchdog = {});
 
   std::string name() const override { return "sim"; }
-  RunId submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) override;
+  // Simulates launch.recipe() under the truth, with the spec's steps, time
+  // limit and expected step time; refuses a launch not prepared for a sim cluster.
+  RunId submit(const Launch& launch) override;
   RunStatus poll(const RunId& id) override;
   void cancel(const RunId& id) override;
   std::string log(const RunId& id) override;
   void attach(const RunId& id, const RunSpec& spec) override;
   // By the status file beside spec.log_path, which names the run's id.
   std::optional<RunId> find_run(const RunSpec& spec) override;
-
-  // The seed launch `n` (1-based) of a campaign draws its noise from.
-  static std::uint64_t launch_seed(std::uint64_t campaign_seed, long n);
 
  private:
   struct Run {

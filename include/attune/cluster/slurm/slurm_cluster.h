@@ -38,7 +38,8 @@ class SlurmCluster : public Cluster {
 
   std::string name() const override { return def_.name; }
 
-  // Checks the spec and builds the job (sbatch_job: nodes >= 1, gpus >= 1, a
+  // Refuses a launch prepared for another cluster; checks its spec and
+  // builds the job (sbatch_job: nodes >= 1, gpus >= 1, a
   // log path, no control characters in option values, ...), writes the batch
   // script to `<log_path>.sbatch` (atomically; parent directories created),
   // and runs `sbatch <options> <script>`. A relative log path counts from
@@ -46,7 +47,7 @@ class SlurmCluster : public Cluster {
   // ClusterError "cluster 'NAME' refused run 'RUN': <what it means> (<sbatch's
   // last line>)"; an sbatch that timed out is a ClusterError saying the job
   // may have been submitted all the same (find_run would find it).
-  RunId submit(const gate::ApprovedRecipe& recipe, const RunSpec& spec) override;
+  RunId submit(const Launch& launch) override;
 
   // The job's state: live from squeue (-t all, so finished jobs too until the
   // controller forgets them after MinJobAge), then from sacct, then from sacct

@@ -1,0 +1,119 @@
+// Tune: the campaign (`attune tune`). It measures the recipe (two baseline
+// runs: its throughput and its run-to-run noise), then repeats: the policy
+// sees the history and the incumbent's latest diagnosis and proposes one lever
+// (or a combination that only pays off together); the adapter adds the
+// follow-ups that keep the objective; the gate refuses (no GPU time; the
+// reason goes back to the policy) or approves; the approved candidate is
+// screened with a short run, confirmed with a longer one if it may win, and
+// kept only if it beats the incumbent by more than the noise (acceptance.h);
+// a failure is recorded with its class and teaches the policy. It stops when
+// the budget cannot pay for another run, at --max-trials, after `patience`
+// trials without a new best, or when the policy has nothing worth trying.
+// Then it re-runs the winner and compares its loss with the baseline's
+// (loss_check.h), writes best/ (the tuned recipe in the original's format and
+// a unified diff of it) and the summary, and appends its lessons.
+//
+// The campaign directory is the single source of truth (campaign_journal.h):
+// `--resume DIR` re-runs the loop and recalls every proposal and finished run
+// from the journal, re-attaching to runs still in flight. A lock on the
+// directory keeps a second `tune` out.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attune/gate/correctness_gate.h"
+#include "attune/policy/proposal.h"
+#include "attune/recipe/hardware.h"
+
+namespace attune::campaign {
+
+struct TuneRequest {
+  std::string file;                   // recipe, wrapper or scenario
+  recipe::RecipeOptions options;
+  std::string cluster = "sim";
+  std::string clusters_file;
+  std::optional<double> budget_gpu_hours;  // none: the scenario's own budget (an error for a plain recipe)
+  std::string policy = "rules";
+  std::string out_dir;                // "" = campaigns/<recipe>-<time>
+  std::string resume_dir;             // carry on the campaign in this directory
+  int max_trials = 0;                 // 0: no limit
+  int parallel = 1;
+  int patience = 12;                  // trials without a new best before stopping
+  gate::GateOptions gate;
+  std::optional<std::uint64_t> seed;  // the campaign's seed (none: a fresh one)
+  std::string lessons_file;           // "" = the default store
+  bool use_lessons = true;
+  double hang_factor = 10;
+  double startup_allowance_s = 900;
+};
+
+struct TrialRecord {
+  int trial = 0;
+  int parent = 0;
+  std::string label;                  // "tp 2 -> 4, mbs 1 -> 2"
+  std::string rule, stage, why;
+  std::string outcome;                // policy::TrialOutcome names
+  std::string reason;
+  std::optional<double> tokens_per_s_per_gpu;
+  std::optional<double> predicted_gain;
+  double gpu_hours = 0;
+  int runs = 0;
+};
+
+struct BestEdit {
+  std::string lever, from, to;
+};
+
+struct TuneResult {
+  std::string dir;
+  std::string policy, cluster;
+  double baseline_tokens_per_s_per_gpu = 0;
+  double best_tokens_per_s_per_gpu = 0;
+  double gain = 0;
+  int best_trial = 0;
+  std::vector<BestEdit> best_edits;   // dimension moves of the final recipe from the original
+  std::vector<std::string> best_changes;  // the file changes, follow-ups included
+  double gpu_hours = 0, budget_gpu_hours = 0;
+  int trials = 0, launches = 0, failed_launches = 0, refused = 0;
+  std::string stop_reason;
+  std::string verification;           // passed | suspect (...) | not needed | unknown (...)
+  std::string best_recipe, best_diff; // paths under best/
+  std::optional<double> true_tokens_per_s_per_gpu;  // sim cluster + scenario, after the campaign
+  std::optional<double> true_optimum_tokens_per_s_per_gpu;
+  std::vector<TrialRecord> history;
+  double attune_seconds_per_trial = 0;   // attune's own work (policy, gate, journal, diagnosis)
+  bool interrupted = false;
+};
+
+struct TuneProgress {
+  int trial = 0;
+  std::string doing;                  // "baseline run 1", "trial 3 (tp 2 -> 4) screening"
+  double run_elapsed_s = 0;           // of the run in flight (the cluster's seconds)
+  double best_tokens_per_s_per_gpu = 0;
+  double gain = 0;
+  double spent_gpu_hours = 0, budget_gpu_hours = 0;
+};
+
+struct TuneHooks {
+  std::function<bool()> interrupted;
+  std::function<void(const TuneProgress&)> on_progress;
+  std::function<void(const TrialRecord&)> on_trial;
+  std::function<void(const std::string&)> on_note;
+};
+
+// InputError for a bad request (a budget missing or malformed, an unknown
+// cluster or policy, a directory another tune holds, a refused baseline).
+TuneResult run_tune(const TuneRequest& request, const TuneHooks& hooks = {});
+
+// {"baseline": {"tokens_per_s_per_gpu"}, "best": {"tokens_per_s_per_gpu", "edits": [{lever, from, to}],
+// "true_tokens_per_s_per_gpu"?}, "gain", "gpu_hours", "trials", "failed_launches", "refused",
+// "stop_reason", ...}
+nlohmann::json to_json(const TuneResult& r);
+
+}  // namespace attune::campaign

@@ -1,0 +1,843 @@
+#include "attune/campaign/tune.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "attune/campaign/acceptance.h"
+#include "attune/campaign/budget.h"
+#include "attune/campaign/campaign_journal.h"
+#include "attune/campaign/directory_run.h"
+#include "attune/campaign/loss_check.h"
+#include "attune/campaign/run_names.h"
+#include "attune/campaign/sim_target.h"
+#include "attune/cluster/cluster_factory.h"
+#include "attune/diagnose/diagnosis.h"
+#include "attune/diagnose/recipe_context.h"
+#include "attune/policy/candidates.h"
+#include "attune/policy/lessons.h"
+#include "attune/policy/policy.h"
+#include "attune/sim/recipe_levers.h"
+#include "attune/sim/scenario_report.h"
+#include "attune/util/error.h"
+#include "attune/util/file.h"
+#include "attune/util/file_lock.h"
+#include "attune/util/unified_diff.h"
+#include "attune/util/statistics.h"
+
+namespace attune::campaign {
+
+namespace {
+
+namespace fs = std::filesystem;
+using policy::Observation;
+using policy::TrialOutcome;
+
+constexpr int kBaselineRuns = 2;
+constexpr int kMaxIdleProposals = 40;   // proposals in a row that launch nothing before giving up
+constexpr double kCostMargin = 1.05;    // a run's expected cost is this much over the average so far
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+std::optional<double> opt_of(const nlohmann::json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
+// What one run measured, as the journal keeps it.
+struct RunMeasure {
+  bool ok = false;
+  std::string state;
+  std::string failure;       // diagnoser class, or the run's state when the log says nothing
+  std::string evidence;
+  double tokens = 0, step_time_s = 0;
+  std::vector<double> blocks;
+  std::optional<double> peak_reserved_gib, headroom_gib;
+  LossCurve loss;
+  double gpu_hours = 0, elapsed_s = 0;
+  bool interrupted = false;
+};
+
+nlohmann::json to_json(const RunMeasure& m) {
+  nlohmann::json loss = nlohmann::json::array();
+  for (const auto& [s, v] : m.loss) loss.push_back({s, v});
+  return {{"ok", m.ok},           {"state", m.state},         {"failure", m.failure},
+          {"evidence", m.evidence}, {"tokens_per_s_per_gpu", m.tokens}, {"step_time_s", m.step_time_s},
+          {"blocks", m.blocks},   {"peak_reserved_gib", opt(m.peak_reserved_gib)},
+          {"headroom_gib", opt(m.headroom_gib)}, {"loss", loss}, {"gpu_hours", m.gpu_hours},
+          {"elapsed_s", m.elapsed_s}, {"interrupted", m.interrupted}};
+}
+
+RunMeasure measure_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    RunMeasure m;
+    m.ok = j.at("ok").get<bool>();
+    m.state = j.value("state", "");
+    m.failure = j.value("failure", "");
+    m.evidence = j.value("evidence", "");
+    m.tokens = j.value("tokens_per_s_per_gpu", 0.0);
+    m.step_time_s = j.value("step_time_s", 0.0);
+    m.blocks = j.value("blocks", std::vector<double>{});
+    m.peak_reserved_gib = opt_of(j, "peak_reserved_gib");
+    m.headroom_gib = opt_of(j, "headroom_gib");
+    for (const auto& p : j.value("loss", nlohmann::json::array())) m.loss.emplace_back(p.at(0).get<long>(), p.at(1).get<double>());
+    m.gpu_hours = j.value("gpu_hours", 0.0);
+    m.elapsed_s = j.value("elapsed_s", 0.0);
+    m.interrupted = j.value("interrupted", false);
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError({where, 0, 0}, "measurement", std::string("not a run measurement: ") + e.what());
+  }
+}
+
+RunMeasure measure_of(const DirectoryRunResult& r, const AcceptanceRule& rule) {
+  RunMeasure m;
+  m.state = cluster::to_string(r.status.state);
+  m.gpu_hours = r.gpu_hours;
+  m.elapsed_s = r.status.elapsed_s;
+  m.interrupted = r.status.state == cluster::RunState::Cancelled && r.status.reason == "interrupted";
+  const diagnose::Diagnosis* d = r.diagnosis ? &*r.diagnosis : nullptr;
+  if (d) {
+    if (d->tokens_per_s_per_gpu) m.tokens = *d->tokens_per_s_per_gpu;
+    if (d->step_time_s) m.step_time_s = *d->step_time_s;
+    m.peak_reserved_gib = d->peak_reserved_gib;
+    m.headroom_gib = d->headroom_gib;
+    m.loss = d->loss;
+    m.blocks = block_throughputs(d->steady_step_times_s, m.tokens, rule.blocks_per_run);
+    if (d->failure) {
+      m.failure = diagnose::to_string(d->failure->kind);
+      m.evidence = d->failure->evidence;
+    }
+  }
+  const bool completed = r.status.state == cluster::RunState::Completed;
+  if (!completed && m.failure.empty()) {
+    m.failure = r.status.state == cluster::RunState::Hang      ? "hang"
+                : r.status.state == cluster::RunState::Timeout ? "time_limit"
+                : r.status.state == cluster::RunState::NodeFail ? "node_failure"
+                                                                : m.state;
+    m.evidence = r.status.reason;
+  }
+  m.ok = completed && m.failure.empty() && m.tokens > 0;
+  if (completed && m.failure.empty() && m.tokens <= 0) {
+    m.failure = "unknown";
+    m.evidence = "the log gives no throughput";
+  }
+  return m;
+}
+
+struct Trial {
+  int n = 0;
+  int parent = 0;
+  policy::Proposal proposal;
+  std::optional<gate::ApprovedRecipe> approved;
+  std::string dir;
+  Arm arm;
+  std::vector<LossCurve> losses;
+  std::vector<double> step_times;
+  std::optional<double> peak_reserved_gib;
+  std::optional<diagnose::Diagnosis> last_diagnosis;
+  std::vector<std::string> described;   // the file changes of its proposal
+  Observation obs;
+  int runs = 0;
+};
+
+// The campaign's state while its loop runs.
+class Campaign {
+ public:
+  Campaign(const TuneRequest& q, const TuneHooks& hooks) : q_(q), hooks_(hooks) {}
+  TuneResult run();
+
+ private:
+  void open_directory();
+  void load_inputs();
+  void note(const std::string& text);
+  bool interrupted() const { return stopped_ || (hooks_.interrupted && hooks_.interrupted()); }
+  void progress(const std::string& doing, double elapsed_s = 0);
+  double expected_run_cost(int steps_factor) const;
+  std::optional<RunMeasure> measure(Trial& t, const std::string& purpose, int steps_factor);
+  void absorb(Trial& t, const RunMeasure& m);
+  bool baseline();
+  bool round(int n);
+  void judge_candidate(Trial& c);
+  bool remeasure_incumbent();
+  void verify();
+  void finish();
+  void record_trial(const Trial& t);
+  double noise_cv() const;
+  double min_gain_now() const;
+  Trial& incumbent() { return trials_.at(static_cast<std::size_t>(incumbent_)); }
+  const Trial& incumbent() const { return trials_.at(static_cast<std::size_t>(incumbent_)); }
+  std::vector<Observation> observations() const;
+
+  TuneRequest q_;
+  const TuneHooks& hooks_;
+  TuneResult result_;
+  std::optional<FileLock> lock_;
+  std::unique_ptr<CampaignJournal> journal_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::optional<LaunchTarget> target_;
+  cluster::ClusterDefinition def_;
+  std::unique_ptr<cluster::Cluster> cluster_;
+  std::unique_ptr<gate::CorrectnessGate> gate_;
+  std::unique_ptr<policy::Policy> policy_;
+  std::vector<policy::Lesson> lessons_;
+  std::unique_ptr<Budget> budget_;
+  AcceptanceRule rule_;
+  std::uint64_t seed_ = 1;
+  std::vector<Trial> trials_;   // index = trial number
+  int incumbent_ = 0;
+  int since_best_ = 0;
+  bool stopped_ = false;
+  double attune_seconds_ = 0;
+  std::chrono::steady_clock::time_point work_start_;
+  double run_seconds_ = 0;      // wall time spent inside runs (not attune's own work)
+};
+
+void Campaign::note(const std::string& text) {
+  if (log_) log_->info(text);
+  if (hooks_.on_note) hooks_.on_note(text);
+}
+
+void Campaign::progress(const std::string& doing, double elapsed_s) {
+  if (!hooks_.on_progress) return;
+  TuneProgress p;
+  p.trial = static_cast<int>(trials_.size()) - 1;
+  p.doing = doing;
+  p.run_elapsed_s = elapsed_s;
+  p.best_tokens_per_s_per_gpu = incumbent_ < static_cast<int>(trials_.size()) && !incumbent().arm.run_means.empty()
+                                    ? median(incumbent().arm.run_means)
+                                    : 0;
+  const double base = trials_.empty() || trials_[0].arm.run_means.empty() ? 0 : median(trials_[0].arm.run_means);
+  p.gain = base > 0 ? p.best_tokens_per_s_per_gpu / base - 1 : 0;
+  p.spent_gpu_hours = budget_ ? budget_->spent() : 0;
+  p.budget_gpu_hours = budget_ ? budget_->total() : 0;
+  hooks_.on_progress(p);
+}
+
+void Campaign::open_directory() {
+  const bool resume = !q_.resume_dir.empty();
+  result_.dir = resume ? q_.resume_dir : (q_.out_dir.empty() ? stamped_dir("campaigns", q_.file) : q_.out_dir);
+  const fs::path dir(result_.dir);
+  if (resume && !fs::exists(dir / "journal.jsonl"))
+    throw InputError({result_.dir, 0, 0}, "--resume", "no campaign here (no journal.jsonl)");
+  if (!resume && fs::exists(dir / "journal.jsonl"))
+    throw InputError({result_.dir, 0, 0}, "--out",
+                     "this directory holds a campaign already; carry it on with --resume " + result_.dir +
+                         " or choose another --out");
+  fs::create_directories(dir);
+  long holder = 0;
+  lock_ = FileLock::try_lock((dir / ".lock").string(), &holder);
+  if (!lock_)
+    throw InputError({result_.dir, 0, 0}, resume ? "--resume" : "--out",
+                     fmt::format("another attune tune (pid {}) is working in this directory", holder));
+  journal_ = std::make_unique<CampaignJournal>((dir / "journal.jsonl").string());
+  auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "campaign.log").string());
+  log_ = std::make_shared<spdlog::logger>("campaign", sink);
+  log_->set_pattern("%Y-%m-%dT%H:%M:%S.%e %v");
+  log_->flush_on(spdlog::level::info);
+}
+
+nlohmann::json inputs_json(const TuneRequest& q, std::uint64_t seed, double budget) {
+  return {{"file", fs::absolute(q.file).string()},
+          {"framework", q.options.framework},
+          {"model", q.options.model},
+          {"gpu", q.options.hardware.gpu},
+          {"nodes", q.options.hardware.nodes},
+          {"gpus_per_node", q.options.hardware.gpus_per_node},
+          {"cluster", q.cluster},
+          {"clusters_file", q.clusters_file},
+          {"budget_gpu_hours", budget},
+          {"policy", q.policy},
+          {"max_trials", q.max_trials},
+          {"patience", q.patience},
+          {"allow", q.gate.allow},
+          {"allow_keys", q.gate.allow_keys},
+          {"seed", seed},
+          {"lessons", q.lessons_file},
+          {"use_lessons", q.use_lessons},
+          {"hang_factor", q.hang_factor},
+          {"startup_allowance_s", q.startup_allowance_s},
+          {"version", ATTUNE_VERSION}};
+}
+
+void read_inputs(const nlohmann::json& j, TuneRequest& q) {
+  q.file = j.at("file").get<std::string>();
+  q.options.framework = j.value("framework", "");
+  q.options.model = j.value("model", "");
+  q.options.hardware.gpu = j.value("gpu", "");
+  q.options.hardware.nodes = j.value("nodes", 0);
+  q.options.hardware.gpus_per_node = j.value("gpus_per_node", 0);
+  q.cluster = j.value("cluster", "sim");
+  q.clusters_file = j.value("clusters_file", "");
+  q.budget_gpu_hours = j.at("budget_gpu_hours").get<double>();
+  q.policy = j.value("policy", "rules");
+  q.max_trials = j.value("max_trials", 0);
+  q.patience = j.value("patience", 12);
+  q.gate.allow = j.value("allow", std::vector<std::string>{});
+  q.gate.allow_keys = j.value("allow_keys", std::vector<std::string>{});
+  q.seed = j.at("seed").get<std::uint64_t>();
+  q.lessons_file = j.value("lessons", "");
+  q.use_lessons = j.value("use_lessons", true);
+  q.hang_factor = j.value("hang_factor", 10.0);
+  q.startup_allowance_s = j.value("startup_allowance_s", 900.0);
+}
+
+void Campaign::load_inputs() {
+  const auto& events = journal_->events();
+  if (!events.empty()) {
+    // A resumed campaign runs with the inputs it started with.
+    if (events.front().value("event", "") != "campaign")
+      throw InputError({journal_->path(), 1, 0}, "event", "the journal does not start with the campaign's inputs");
+    const std::string resume = q_.resume_dir;
+    try {
+      read_inputs(events.front().at("inputs"), q_);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError({journal_->path(), 1, 0}, "inputs", std::string("not a campaign's inputs: ") + e.what());
+    }
+    q_.resume_dir = resume;
+  }
+  if (q_.parallel != 1)
+    throw InputError({}, "--parallel", "more than one candidate in flight is not built yet; use --parallel 1");
+  target_ = load_launch_target(q_.file, q_.options);
+  if (!q_.budget_gpu_hours) {
+    if (!target_->scenario || target_->scenario->harness.empty())
+      throw InputError({}, "--budget", "say how many GPU-hours the campaign may spend (e.g. --budget 200gpuh)");
+    q_.budget_gpu_hours = sim::read_harness(target_->scenario->harness).budget_gpu_hours;
+  }
+  if (!q_.seed) q_.seed = (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  seed_ = *q_.seed;
+  budget_ = std::make_unique<Budget>(*q_.budget_gpu_hours);
+  const bool default_location = q_.clusters_file.empty();
+  const auto defs = cluster::load_cluster_definitions(
+      default_location ? cluster::default_clusters_path() : q_.clusters_file, default_location);
+  def_ = cluster::find_cluster(defs, q_.cluster);
+  cluster_ = cluster::make_cluster(def_, {target_->truth_file, seed_});
+  gate_ = std::make_unique<gate::CorrectnessGate>(q_.gate);
+  policy_ = policy::make_policy(q_.policy);
+  if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
+  if (events.empty()) {
+    journal_->record({{"event", "campaign"}, {"inputs", inputs_json(q_, seed_, *q_.budget_gpu_hours)}});
+    write_file_atomic((fs::path(result_.dir) / "campaign.json").string(),
+                      inputs_json(q_, seed_, *q_.budget_gpu_hours).dump(2) + "\n");
+  }
+  result_.policy = q_.policy;
+  result_.cluster = def_.name;
+  result_.budget_gpu_hours = budget_->total();
+  note(fmt::format("campaign {} on cluster '{}' with policy {}, budget {:.1f} GPU-hours, seed {}", result_.dir, def_.name,
+                   q_.policy, budget_->total(), seed_));
+}
+
+double Campaign::expected_run_cost(int steps_factor) const {
+  double sum = 0;
+  int n = 0;
+  for (const auto& e : journal_->events()) {
+    if (e.value("event", "") != "run_finished") continue;
+    const double factor = std::max(1, e.value("steps_factor", 1));
+    sum += e.value("gpu_hours", 0.0) / factor;
+    ++n;
+  }
+  return n ? kCostMargin * steps_factor * sum / n : 0;
+}
+
+std::optional<RunMeasure> Campaign::measure(Trial& t, const std::string& purpose, int steps_factor) {
+  const int run = t.runs + 1;
+  const std::string where = journal_->path();
+  if (const nlohmann::json* done = journal_->find("run_finished", t.n, run)) {
+    RunMeasure m = measure_from_json(done->at("measurement"), where);
+    budget_->charge(m.gpu_hours);
+    ++result_.launches;
+    if (!m.ok) ++result_.failed_launches;
+    absorb(t, m);
+    return m;
+  }
+  if (interrupted()) return std::nullopt;
+  const bool in_flight = journal_->find("run_launching", t.n, run) != nullptr;
+  if (!in_flight) {
+    // Keep one run's worth for verifying a winner.
+    const double cost = expected_run_cost(steps_factor);
+    const double reserve = incumbent_ != 0 && purpose != "verify" ? expected_run_cost(1) : 0;
+    if (cost > 0 && cost + reserve > budget_->left()) return std::nullopt;
+    if (budget_->left() <= 0) return std::nullopt;
+  }
+  const fs::path dir = fs::path(t.dir) / fmt::format("run-{}", run);
+  DirectoryRunRequest r;
+  r.run_dir = dir.string();
+  r.run_name = fmt::format("attune-{}-{:08x}-t{}r{}", job_safe(recipe_stem(q_.file), 40), static_cast<unsigned>(seed_ & 0xffffffffu), t.n, run);
+  r.recipe_file = q_.file;
+  const int base_steps = target_->recipe.measure().steps > 0 ? target_->recipe.measure().steps : 0;
+  r.steps = steps_factor > 1 ? steps_factor * (base_steps > 0 ? base_steps : 50) : base_steps;
+  r.budget_gpu_hours = budget_->left();
+  r.truth_file = target_->truth_file;
+  r.seed = cluster::launch_seed(seed_, t.n * 1000L + run);
+  r.hang_factor = q_.hang_factor;
+  r.startup_allowance_s = q_.startup_allowance_s;
+  if (!in_flight)
+    journal_->record({{"event", "run_launching"}, {"trial", t.n}, {"run", run}, {"purpose", purpose}, {"dir", r.run_dir},
+                      {"steps_factor", steps_factor}});
+  const std::string doing = t.n == 0 ? fmt::format("baseline run {}", run)
+                                     : fmt::format("trial {} ({}) {}", t.n, t.proposal.label(), purpose);
+  progress(doing);
+  DirectoryRunHooks hooks;
+  hooks.interrupted = [this] { return interrupted(); };
+  hooks.on_progress = [&](const cluster::WatchProgress& p, const cluster::RunSpec&) { progress(doing, p.elapsed_s); };
+  hooks.on_note = [this](const std::string& s) { note(s); };
+  const auto started = std::chrono::steady_clock::now();
+  DirectoryRunResult done;
+  try {
+    done = run_in_directory(*cluster_, def_, *t.approved, r, hooks);
+  } catch (const cluster::ClusterError& e) {
+    throw InputError({}, "--cluster", fmt::format("run {} of trial {}: {}; run attune tune --resume {} to carry on", run,
+                                                  t.n, e.what(), result_.dir));
+  }
+  run_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  RunMeasure m = measure_of(done, rule_);
+  if (done.diagnosis) {
+    write_file_atomic((dir / "diagnosis.json").string(), diagnose::to_json(*done.diagnosis).dump(2) + "\n");
+    t.last_diagnosis = done.diagnosis;
+  }
+  if (m.interrupted) {
+    budget_->charge(m.gpu_hours);
+    stopped_ = true;
+    return std::nullopt;  // not journalled as finished: a resume measures it again
+  }
+  journal_->record({{"event", "run_finished"}, {"trial", t.n}, {"run", run}, {"purpose", purpose},
+                    {"steps_factor", steps_factor}, {"status", cluster::run_status_json(done.status)},
+                    {"gpu_hours", m.gpu_hours}, {"measurement", to_json(m)}});
+  log_->info("trial {} run {} ({}): {} {:.1f} tokens/s/GPU, {:.3f} GPU-hours {}", t.n, run, purpose, m.state, m.tokens,
+             m.gpu_hours, m.failure);
+  budget_->charge(m.gpu_hours);
+  ++result_.launches;
+  if (!m.ok) ++result_.failed_launches;
+  absorb(t, m);
+  return m;
+}
+
+void Campaign::absorb(Trial& t, const RunMeasure& m) {
+  ++t.runs;
+  ++t.obs.runs;
+  t.obs.gpu_hours += m.gpu_hours;
+  if (!m.ok) {
+    t.obs.failure = m.failure;
+    t.obs.reason = m.evidence;
+    return;
+  }
+  t.arm.run_means.push_back(m.tokens);
+  t.arm.blocks.insert(t.arm.blocks.end(), m.blocks.begin(), m.blocks.end());
+  t.losses.push_back(m.loss);
+  if (m.step_time_s > 0) t.step_times.push_back(m.step_time_s);
+  if (m.peak_reserved_gib) t.peak_reserved_gib = std::max(t.peak_reserved_gib.value_or(0), *m.peak_reserved_gib);
+  t.obs.tokens_per_s_per_gpu = median(t.arm.run_means);
+  if (!t.step_times.empty()) t.obs.step_time_s = median(t.step_times);
+  t.obs.peak_memory_gib = t.peak_reserved_gib;
+  if (!m.loss.empty() && !t.last_diagnosis) {
+    // Recalled from the journal: what the policy reads of the incumbent's last run.
+    diagnose::Diagnosis d;
+    d.peak_reserved_gib = m.peak_reserved_gib;
+    d.headroom_gib = m.headroom_gib;
+    t.last_diagnosis = d;
+  }
+}
+
+std::vector<Observation> Campaign::observations() const {
+  std::vector<Observation> out;
+  for (const Trial& t : trials_) out.push_back(t.obs);
+  return out;
+}
+
+double Campaign::noise_cv() const {
+  std::vector<const Arm*> arms;
+  for (const Trial& t : trials_) arms.push_back(&t.arm);
+  return run_to_run_cv(arms);
+}
+
+double Campaign::min_gain_now() const { return min_gain(rule_, noise_cv(), 2, incumbent().arm.run_means.size()); }
+
+void Campaign::record_trial(const Trial& t) {
+  if (!journal_->find("trial", t.n)) {
+    journal_->record({{"event", "trial"}, {"trial", t.n}, {"outcome", policy::to_string(t.obs.outcome)},
+                      {"reason", t.obs.reason}, {"failure", t.obs.failure}, {"runs", t.obs.runs},
+                      {"tokens_per_s_per_gpu", opt(t.obs.tokens_per_s_per_gpu)}, {"gpu_hours", t.obs.gpu_hours}});
+  }
+  TrialRecord rec;
+  rec.trial = t.n;
+  rec.parent = t.parent;
+  rec.label = t.n == 0 ? "baseline" : t.proposal.label();
+  rec.rule = t.proposal.rule;
+  rec.stage = t.proposal.stage;
+  rec.why = t.proposal.why;
+  rec.outcome = policy::to_string(t.obs.outcome);
+  rec.reason = t.obs.reason;
+  rec.tokens_per_s_per_gpu = t.obs.tokens_per_s_per_gpu;
+  rec.predicted_gain = t.proposal.predicted_gain;
+  rec.gpu_hours = t.obs.gpu_hours;
+  rec.runs = t.obs.runs;
+  result_.history.push_back(rec);
+  log_->info("trial {} {}: {} {}", t.n, rec.label, rec.outcome, rec.reason);
+  if (hooks_.on_trial) hooks_.on_trial(rec);
+}
+
+bool Campaign::baseline() {
+  Trial t;
+  t.n = 0;
+  t.dir = (fs::path(result_.dir) / "trials" / "0000-baseline").string();
+  try {
+    t.approved = gate_->approve(target_->recipe, target_->recipe);
+  } catch (const gate::GateRefusal& e) {
+    throw InputError({q_.file, 0, 0}, "RECIPE", std::string("the correctness gate refuses it: ") + e.what());
+  }
+  t.obs.trial = 0;
+  t.obs.outcome = TrialOutcome::Baseline;
+  try {
+    t.obs.workload = sim::workload_from_recipe(target_->recipe);
+  } catch (const InputError&) {
+  }
+  trials_.push_back(std::move(t));
+  for (int k = 0; k < kBaselineRuns; ++k) {
+    const auto m = measure(trials_[0], "baseline", 1);
+    if (!m) return false;
+    if (!m->ok) break;  // a failing baseline: the policy fixes it first
+  }
+  if (trials_[0].arm.run_means.empty()) note("the baseline failed: " + trials_[0].obs.failure + " " + trials_[0].obs.reason);
+  record_trial(trials_[0]);
+  return true;
+}
+
+// Re-measures the incumbent (a close call), and takes it back when it no
+// longer beats the trial it replaced. False when no run could be made.
+bool Campaign::remeasure_incumbent() {
+  Trial& inc = incumbent();
+  const auto m = measure(inc, "remeasure", 1);
+  if (!m) return false;
+  if (incumbent_ == 0 || !m->ok) return true;
+  Trial& parent = trials_.at(static_cast<std::size_t>(inc.parent));
+  const AcceptanceVerdict v = judge(inc.arm, parent.arm, noise_cv(), rule_.max_remeasures, rule_);
+  if (v.decision == Decision::Accept) return true;
+  journal_->record({{"event", "demoted"}, {"trial", inc.n}, {"back_to", parent.n}, {"verdict", to_json(v)}});
+  note(fmt::format("trial {} re-measured: {}; back to trial {}", inc.n, v.why, parent.n));
+  inc.obs.outcome = TrialOutcome::Demoted;
+  inc.obs.reason = v.why;
+  for (TrialRecord& r : result_.history) {
+    if (r.trial == inc.n) r.outcome = "demoted", r.reason = v.why;
+  }
+  incumbent_ = parent.n;
+  return true;
+}
+
+void Campaign::judge_candidate(Trial& c) {
+  int remeasures = 0;
+  for (;;) {
+    const Trial& inc = incumbent();
+    const AcceptanceVerdict v = judge(c.arm, inc.arm, noise_cv(), remeasures, rule_);
+    journal_->record({{"event", "verdict"}, {"trial", c.n}, {"against", inc.n}, {"runs", c.runs}, {"verdict", to_json(v)}});
+    if (v.decision == Decision::Accept) {
+      c.obs.outcome = TrialOutcome::Accepted;
+      c.obs.reason = v.why;
+      c.parent = incumbent_;
+      c.obs.parent = incumbent_;
+      incumbent_ = c.n;
+      return;
+    }
+    if (v.decision == Decision::Reject) {
+      c.obs.outcome = TrialOutcome::Rejected;
+      c.obs.reason = v.why;
+      return;
+    }
+    if (v.decision == Decision::Remeasure) {
+      ++remeasures;
+      const int before = incumbent_;
+      if (!remeasure_incumbent()) break;
+      if (incumbent_ != before) continue;  // the incumbent was taken back: judge against its parent
+    }
+    const auto m = measure(c, v.decision == Decision::Confirm ? "confirm" : "remeasure", v.decision == Decision::Confirm ? 2 : 1);
+    if (!m) break;
+    if (!m->ok) {
+      c.obs.outcome = TrialOutcome::Failed;
+      return;
+    }
+  }
+  c.obs.outcome = TrialOutcome::Rejected;
+  c.obs.reason = "not confirmed: the budget or an interruption ended the measurements";
+}
+
+bool Campaign::round(int n) {
+  const auto work_start = std::chrono::steady_clock::now();
+  const double runs_before = run_seconds_;
+  Trial c;
+  c.n = n;
+  c.parent = incumbent_;
+  c.obs.trial = n;
+  c.obs.parent = incumbent_;
+  const std::vector<Observation> history = observations();
+  if (const nlohmann::json* p = journal_->find("proposal", n)) {
+    c.proposal = policy::proposal_from_json(p->at("proposal"), journal_->path());
+  } else {
+    const Trial& inc = incumbent();
+    policy::PolicyContext ctx{target_->recipe, inc.approved->recipe(), incumbent_, inc.obs.tokens_per_s_per_gpu.value_or(0),
+                              min_gain_now(), history, inc.last_diagnosis ? &*inc.last_diagnosis : nullptr, *gate_,
+                              lessons_, seed_, n};
+    const policy::PolicyAnswer a = policy_->propose(ctx);
+    if (!a.proposal) {
+      result_.stop_reason = a.stop_reason;
+      return false;
+    }
+    c.proposal = *a.proposal;
+    journal_->record({{"event", "proposal"}, {"trial", n}, {"parent", incumbent_}, {"proposal", policy::to_json(c.proposal)},
+                      {"policy", policy_->explain()}});
+  }
+  c.obs.proposal = c.proposal;
+  c.dir = (fs::path(result_.dir) / "trials" / fmt::format("{:04d}-{}", n, c.proposal.slug())).string();
+  std::string why;
+  std::optional<recipe::Recipe> edited = policy::apply_proposal(incumbent().approved->recipe(), c.proposal, why, &c.described);
+  if (edited) {
+    try {
+      c.obs.workload = sim::workload_from_recipe(*edited);
+    } catch (const InputError&) {
+    }
+  }
+  if (!edited) {
+    c.obs.outcome = TrialOutcome::Unrunnable;
+    c.obs.reason = why;
+  } else if (std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) {
+               return t.approved && t.runs > 0 && t.approved->recipe().document().text() == edited->document().text();
+             })) {
+    c.obs.outcome = TrialOutcome::Duplicate;
+    c.obs.reason = "this recipe was measured already";
+  } else {
+    const gate::Verdict v = gate_->check(target_->recipe, *edited);
+    if (!v.allowed) {
+      c.obs.outcome = TrialOutcome::Refused;
+      for (const auto& r : v.reasons) c.obs.reason += (c.obs.reason.empty() ? "" : "; ") + r.message;
+      ++result_.refused;
+    } else {
+      c.approved = gate_->approve(target_->recipe, *edited);
+      fs::create_directories(c.dir);
+      write_file_atomic((fs::path(c.dir) / "proposal.json").string(), policy::to_json(c.proposal).dump(2) + "\n");
+    }
+  }
+  trials_.push_back(std::move(c));
+  Trial& t = trials_.back();
+  bool go_on = true;
+  if (t.approved) {
+    const auto m = measure(t, "screen", 1);
+    if (!m) {
+      trials_.pop_back();  // nothing was decided: a resume proposes it again from the journal
+      result_.stop_reason = stopped_ ? "interrupted" : "the budget cannot pay for another run";
+      return false;
+    }
+    if (!m->ok) t.obs.outcome = TrialOutcome::Failed;
+    else judge_candidate(t);
+    go_on = !stopped_;
+  }
+  const bool launched = t.runs > 0;
+  since_best_ = t.obs.outcome == TrialOutcome::Accepted ? 0 : since_best_ + (launched ? 1 : 0);
+  record_trial(t);
+  attune_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - work_start).count() -
+                     (run_seconds_ - runs_before);
+  if (!go_on) result_.stop_reason = "interrupted";
+  return go_on;
+}
+
+void Campaign::verify() {
+  while (incumbent_ != 0) {
+    Trial& best = incumbent();
+    const Trial& base = trials_[0];
+    if (base.losses.size() < 2) {
+      result_.verification = "unknown (the baseline has fewer than two loss curves to measure its spread)";
+      return;
+    }
+    const nlohmann::json* done = journal_->find("verification", best.n);
+    LossCheck check;
+    if (done) {
+      check.comparable = done->at("loss").value("comparable", false);
+      check.suspect = done->at("loss").value("suspect", false);
+      check.why = done->at("loss").value("why", "");
+    } else {
+      const auto m = measure(best, "verify", 1);
+      if (!m) {
+        result_.verification = "unknown (no budget left to re-run the winner)";
+        return;
+      }
+      if (!m->ok) {
+        check.suspect = true;
+        check.comparable = true;
+        check.why = "the winner failed when re-run: " + m->failure;
+      } else {
+        check = compare_loss(m->loss, base.losses[0], base.losses[1]);
+      }
+      journal_->record({{"event", "verification"}, {"trial", best.n}, {"loss", to_json(check)}});
+    }
+    if (!check.comparable) {
+      result_.verification = "unknown (" + check.why + ")";
+      return;
+    }
+    if (!check.suspect) {
+      result_.verification = "passed (" + check.why + ")";
+      return;
+    }
+    note(fmt::format("trial {} is suspect: {}", best.n, check.why));
+    best.obs.outcome = TrialOutcome::Demoted;
+    best.obs.reason = "suspect: " + check.why;
+    for (TrialRecord& r : result_.history) {
+      if (r.trial == best.n) r.outcome = "suspect", r.reason = check.why;
+    }
+    incumbent_ = best.parent;
+  }
+  if (result_.verification.empty()) result_.verification = "not needed (the recipe as written stays best)";
+}
+
+void Campaign::finish() {
+  const Trial& base = trials_[0];
+  const Trial& best = incumbent();
+  result_.baseline_tokens_per_s_per_gpu = base.obs.tokens_per_s_per_gpu.value_or(0);
+  result_.best_tokens_per_s_per_gpu = best.obs.tokens_per_s_per_gpu.value_or(0);
+  result_.gain = result_.baseline_tokens_per_s_per_gpu > 0
+                     ? result_.best_tokens_per_s_per_gpu / result_.baseline_tokens_per_s_per_gpu - 1
+                     : 0;
+  result_.best_trial = incumbent_;
+  result_.gpu_hours = budget_->spent();
+  result_.trials = static_cast<int>(trials_.size()) - 1;
+  const recipe::Recipe& tuned = best.approved->recipe();
+  if (base.obs.workload && best.obs.workload) {
+    const auto a = sim::dimension_values(*base.obs.workload), b = sim::dimension_values(*best.obs.workload);
+    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (a[i].second != b[i].second) result_.best_edits.push_back({a[i].first, a[i].second, b[i].second});
+    }
+  }
+  for (int t = incumbent_; t != 0; t = trials_[static_cast<std::size_t>(t)].parent) {
+    const auto& d = trials_[static_cast<std::size_t>(t)].described;
+    result_.best_changes.insert(result_.best_changes.begin(), d.begin(), d.end());
+  }
+  // best/: the tuned file under the original's name, and its diff.
+  const fs::path best_dir = fs::path(result_.dir) / "best";
+  fs::create_directories(best_dir);
+  const std::string name = fs::path(target_->recipe.config_path()).filename().string();
+  result_.best_recipe = (best_dir / name).string();
+  result_.best_diff = (best_dir / (name + ".diff")).string();
+  write_file_atomic(result_.best_recipe, tuned.document().text());
+  write_file_atomic(result_.best_diff, unified_diff(target_->recipe.document().text(), tuned.document().text(),
+                                                    "a/" + name, "b/" + name));
+  // The score a benchmark gives: only now, and only for the sim cluster.
+  if (target_->scenario && (def_.backend == "sim" || def_.payload == "sim")) {
+    const sim::TunedScore s = sim::score_tuned(target_->scenario->dir, tuned, *gate_);
+    result_.true_tokens_per_s_per_gpu = s.tuned;
+    result_.true_optimum_tokens_per_s_per_gpu = s.optimum;
+  }
+  const int counted = std::max(1, result_.trials);
+  result_.attune_seconds_per_trial = attune_seconds_ / counted;
+  // Lessons: each measured one-lever move, against the trial it was proposed from.
+  if (q_.use_lessons && base.obs.workload) {
+    std::vector<policy::Lesson> lessons;
+    for (const Trial& t : trials_) {
+      if (t.n == 0 || t.proposal.changes.size() != 1 || t.runs == 0) continue;
+      const Trial& from = trials_[static_cast<std::size_t>(t.obs.parent)];
+      if (!from.obs.tokens_per_s_per_gpu || !from.obs.workload) continue;
+      policy::Lesson l;
+      l.gpu = from.obs.workload->plan.gpu;
+      l.model_class = policy::model_class(from.obs.workload->model);
+      l.framework = recipe::to_string(target_->recipe.framework());
+      l.lever = t.proposal.changes[0].dimension;
+      l.value = t.proposal.changes[0].to;
+      l.outcome = policy::to_string(t.obs.outcome);
+      l.effect = t.obs.tokens_per_s_per_gpu ? *t.obs.tokens_per_s_per_gpu / *from.obs.tokens_per_s_per_gpu - 1 : -1;
+      const auto& p = from.obs.workload->plan;
+      l.context = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"mbs", p.mbs}, {"nodes", p.nodes}};
+      l.campaign = fs::absolute(result_.dir).string();
+      lessons.push_back(std::move(l));
+    }
+    if (!journal_->find("lessons", -1)) {
+      policy::append_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file, lessons);
+      journal_->record({{"event", "lessons"}, {"trial", -1}, {"count", lessons.size()}});
+    }
+  }
+  const nlohmann::json summary = to_json(result_);
+  write_file_atomic((fs::path(result_.dir) / "summary.json").string(), summary.dump(2) + "\n");
+  journal_->record({{"event", "finished"}, {"summary", summary}});
+  note(fmt::format("finished: {}; {:+.1f}% in {:.1f} GPU-hours", result_.stop_reason, 100 * result_.gain, result_.gpu_hours));
+}
+
+TuneResult Campaign::run() {
+  open_directory();
+  load_inputs();
+  if (!baseline()) {
+    result_.stop_reason = stopped_ ? "interrupted" : "the budget cannot pay for the baseline";
+    result_.interrupted = stopped_;
+    if (!trials_.empty()) trials_.resize(1);
+    return result_;
+  }
+  int idle = 0;
+  for (int n = 1;; ++n) {
+    if (interrupted()) {
+      result_.stop_reason = "interrupted";
+      break;
+    }
+    const int launched = static_cast<int>(std::count_if(trials_.begin() + 1, trials_.end(), [](const Trial& t) { return t.runs > 0; }));
+    if (q_.max_trials > 0 && launched >= q_.max_trials) {
+      result_.stop_reason = fmt::format("--max-trials {} reached", q_.max_trials);
+      break;
+    }
+    if (since_best_ >= q_.patience) {
+      result_.stop_reason = fmt::format("{} trials without a new best (patience)", q_.patience);
+      break;
+    }
+    if (!round(n)) break;
+    idle = trials_.back().runs > 0 ? 0 : idle + 1;
+    if (idle >= kMaxIdleProposals) {
+      result_.stop_reason = fmt::format("{} proposals in a row could not run", kMaxIdleProposals);
+      break;
+    }
+  }
+  result_.interrupted = stopped_ || result_.stop_reason == "interrupted";
+  if (!result_.interrupted) verify();
+  finish();
+  return result_;
+}
+
+}  // namespace
+
+TuneResult run_tune(const TuneRequest& request, const TuneHooks& hooks) {
+  Campaign c(request, hooks);
+  return c.run();
+}
+
+nlohmann::json to_json(const TuneResult& r) {
+  nlohmann::json edits = nlohmann::json::array();
+  for (const BestEdit& e : r.best_edits) edits.push_back({{"lever", e.lever}, {"from", e.from}, {"to", e.to}});
+  nlohmann::json history = nlohmann::json::array();
+  for (const TrialRecord& t : r.history) {
+    history.push_back({{"trial", t.trial}, {"parent", t.parent}, {"label", t.label}, {"rule", t.rule}, {"stage", t.stage},
+                       {"why", t.why}, {"outcome", t.outcome}, {"reason", t.reason},
+                       {"tokens_per_s_per_gpu", opt(t.tokens_per_s_per_gpu)}, {"predicted_gain", opt(t.predicted_gain)},
+                       {"gpu_hours", t.gpu_hours}, {"runs", t.runs}});
+  }
+  nlohmann::json best = {{"tokens_per_s_per_gpu", r.best_tokens_per_s_per_gpu}, {"trial", r.best_trial}, {"edits", edits},
+                         {"changes", r.best_changes}, {"recipe", r.best_recipe}, {"diff", r.best_diff}};
+  if (r.true_tokens_per_s_per_gpu) best["true_tokens_per_s_per_gpu"] = *r.true_tokens_per_s_per_gpu;
+  if (r.true_optimum_tokens_per_s_per_gpu) best["true_optimum_tokens_per_s_per_gpu"] = *r.true_optimum_tokens_per_s_per_gpu;
+  return {{"dir", r.dir},
+          {"policy", r.policy},
+          {"cluster", r.cluster},
+          {"baseline", {{"tokens_per_s_per_gpu", r.baseline_tokens_per_s_per_gpu}}},
+          {"best", best},
+          {"gain", r.gain},
+          {"gpu_hours", r.gpu_hours},
+          {"budget_gpu_hours", r.budget_gpu_hours},
+          {"trials", r.trials},
+          {"launches", r.launches},
+          {"failed_launches", r.failed_launches},
+          {"refused", r.refused},
+          {"stop_reason", r.stop_reason},
+          {"verification", r.verification},
+          {"interrupted", r.interrupted},
+          {"attune_seconds_per_trial", r.attune_seconds_per_trial},
+          {"history", history}};
+}
+
+}  // namespace attune::campaign

@@ -1,0 +1,129 @@
+// `attune tune` end to end on the simulator (label tune): a campaign on a
+// scenario, its directory and summary; SIGKILL after each journal event and
+// --resume giving exactly the campaign that was never interrupted; a second
+// tune on a locked directory refused.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kScenario = std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenarios/llama3-8b-axolotl-nd-parallel-tp2";
+
+struct Ran {
+  int status = 0;
+  std::string out;
+};
+
+Ran run(const std::string& args, const std::string& env = "") {
+  const std::string cmd = env + " " + ATTUNE_BINARY + " " + args + " 2>/dev/null";
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int s = pclose(p);
+  r.status = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
+  return r;
+}
+
+std::string scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("attune_tune_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+nlohmann::json summary(const std::string& dir) {
+  std::ifstream in(dir + "/summary.json");
+  return nlohmann::json::parse(in);
+}
+
+std::string tune_args(const std::string& dir) {
+  return "tune " + kScenario + " --out " + dir + " --seed 3 --no-lessons --max-trials 4 --json";
+}
+
+TEST(TuneCampaign, ASimulatedCampaignFindsAGainAndHandsBackTheTunedRecipe) {
+  const std::string dir = scratch("plain");
+  const Ran r = run(tune_args(dir));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["gain"].get<double>(), 0.05);
+  EXPECT_GT(j["best"]["tokens_per_s_per_gpu"].get<double>(), j["baseline"]["tokens_per_s_per_gpu"].get<double>());
+  EXPECT_FALSE(j["best"]["edits"].empty());
+  EXPECT_GT(j["best"]["true_tokens_per_s_per_gpu"].get<double>(), 0);
+  EXPECT_LE(j["trials"].get<int>(), 40);
+  EXPECT_GT(j["gpu_hours"].get<double>(), 0);
+  EXPECT_LE(j["gpu_hours"].get<double>(), j["budget_gpu_hours"].get<double>());
+  EXPECT_FALSE(j["stop_reason"].get<std::string>().empty());
+  // best/: the tuned file in the original's format, and a diff of it.
+  const std::string recipe = j["best"]["recipe"], diff = j["best"]["diff"];
+  ASSERT_TRUE(fs::exists(recipe));
+  std::ifstream d(diff);
+  const std::string text((std::istreambuf_iterator<char>(d)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("--- a/", 0), 0u) << text;
+  EXPECT_NE(text.find("\n+"), std::string::npos);
+  // The directory is the record: inputs, journal, trials, summary.
+  for (const char* f : {"campaign.json", "journal.jsonl", "summary.json", "campaign.log", "trials/0000-baseline/run-1/run.log"})
+    EXPECT_TRUE(fs::exists(fs::path(dir) / f)) << f;
+  fs::remove_all(dir);
+}
+
+TEST(TuneCampaign, KilledAfterAnyJournalEventAndResumedItEndsAsIfNeverKilled) {
+  const std::string whole = scratch("whole");
+  ASSERT_EQ(run(tune_args(whole)).status, 0);
+  const auto expected = summary(whole);
+  int events = 0;
+  {
+    std::ifstream j(whole + "/journal.jsonl");
+    for (std::string line; std::getline(j, line);) ++events;
+  }
+  ASSERT_GT(events, 10);
+  std::set<std::string> kinds;
+  for (int k = 1; k < events; k += 3) {
+    const std::string dir = scratch("kill" + std::to_string(k));
+    const Ran killed = run(tune_args(dir), "ATTUNE_TEST_KILL_AFTER_EVENTS=" + std::to_string(k));
+    ASSERT_EQ(killed.status, 128 + SIGKILL) << "after event " << k;
+    {
+      std::ifstream j(dir + "/journal.jsonl");
+      std::string line, last;
+      while (std::getline(j, line)) last = line;
+      kinds.insert(nlohmann::json::parse(last)["event"].get<std::string>());
+    }
+    const Ran resumed = run("tune --resume " + dir + " --json");
+    ASSERT_EQ(resumed.status, 0) << "after event " << k << ": " << resumed.out;
+    const auto got = summary(dir);
+    EXPECT_EQ(got["trials"], expected["trials"]) << "after event " << k;
+    EXPECT_EQ(got["launches"], expected["launches"]) << "after event " << k;
+    EXPECT_NEAR(got["gpu_hours"].get<double>(), expected["gpu_hours"].get<double>(), 1e-6) << "after event " << k;
+    EXPECT_NEAR(got["best"]["tokens_per_s_per_gpu"].get<double>(), expected["best"]["tokens_per_s_per_gpu"].get<double>(), 1e-6);
+    EXPECT_EQ(got["best"]["edits"], expected["best"]["edits"]);
+    fs::remove_all(dir);
+  }
+  // The kill points covered every kind of event the campaign writes.
+  for (const char* kind : {"campaign", "proposal", "run_launching", "run_finished", "verdict", "trial"})
+    EXPECT_TRUE(kinds.count(kind)) << kind;
+  fs::remove_all(whole);
+}
+
+TEST(TuneCampaign, BadInputIsRefusedWithTheFlagNamed) {
+  const std::string dir = scratch("bad");
+  Ran r = run("tune " + kScenario + " --out " + dir + " --budget lots 2>&1");
+  EXPECT_EQ(r.status, 2);
+  r = run("tune " + kScenario + " --out " + dir + " --policy oracle");
+  EXPECT_EQ(r.status, 2);
+  ASSERT_EQ(run(tune_args(dir)).status, 0);
+  // A used directory is not a new campaign.
+  EXPECT_EQ(run(tune_args(dir)).status, 2);
+  fs::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,133 @@
+#include "attune/policy/rules_policy.h"
+
+#include <gtest/gtest.h>
+
+#include "../fixtures/llama3_8b_script.h"
+#include "attune/policy/baseline_policies.h"
+#include "attune/sim/step_model.h"
+
+namespace attune::policy {
+namespace {
+
+recipe::Recipe llama3_8b(int tp = 2) {
+  recipe::RecipeOptions o;
+  o.model = "llama3-8b";
+  o.hardware = {"h100", 1, 8};
+  return recipe::Recipe::from_text("pretrain.sh", test::llama3_8b_script(8, tp), o);
+}
+
+Observation measured(int trial, int parent, const sim::Workload& w, double step_s, double tokens) {
+  Observation o;
+  o.trial = trial;
+  o.parent = parent;
+  o.outcome = trial == 0 ? TrialOutcome::Baseline : TrialOutcome::Rejected;
+  o.workload = w;
+  o.step_time_s = step_s;
+  o.tokens_per_s_per_gpu = tokens;
+  return o;
+}
+
+TEST(ModelCorrection, ASlowerClusterSlowsThePredictionTowardsWhatWasMeasured) {
+  const sim::Workload w = sim::workload_from_recipe(llama3_8b());
+  const double nominal = sim::predict(w, {}, sim::Detail::Numbers).step_time_s;
+  ASSERT_GT(nominal, 0);
+  const ModelCorrection c = fit_correction({{w, 1.3 * nominal, std::nullopt, -1, false}});
+  EXPECT_GT(c.compute, 1.05);
+  const double corrected = sim::predict(w, c.perturbation(), sim::Detail::Numbers).step_time_s;
+  EXPECT_GT(corrected, 1.1 * nominal);
+  EXPECT_LT(corrected, 1.35 * nominal);
+  // Nothing measured: the nominal model itself.
+  const ModelCorrection none = fit_correction({});
+  EXPECT_DOUBLE_EQ(none.compute, 1);
+  EXPECT_TRUE(none.lever_effects.empty());
+}
+
+TEST(ModelCorrection, AMoveThatDidNotPayBecomesAnEffectOnItsValues) {
+  const recipe::Recipe r = llama3_8b();
+  const CandidateSpace space(r, gate::CorrectnessGate{});
+  const sim::Workload& base = space.base();
+  const double t0 = sim::predict(base, {}, sim::Detail::Numbers).step_time_s;
+  // A one-lever move the model says gains the most.
+  sim::Workload moved = base;
+  double t1 = t0;
+  for (const sim::Workload& w : space.one_lever_moves(base)) {
+    const sim::Prediction p = sim::predict(w, {}, sim::Detail::Numbers);
+    if (p.ok && moved_dimensions(base, w).size() == 1 && p.step_time_s < t1) moved = w, t1 = p.step_time_s;
+  }
+  // Measured: no faster at all, whatever the model says CUDA graphs gain.
+  const ModelCorrection c = fit_correction({{base, t0, std::nullopt, -1, false}, {moved, t0, std::nullopt, 0, false}});
+  ASSERT_LT(t1, 0.99 * t0);
+  ASSERT_EQ(c.lever_effects.size(), 1u);
+  const double after = sim::predict(moved, c.perturbation(), sim::Detail::Numbers).step_time_s;
+  const double before = sim::predict(base, c.perturbation(), sim::Detail::Numbers).step_time_s;
+  EXPECT_NEAR(after / before, 1.0, 0.01);
+}
+
+TEST(RulesPolicy, AnOomRulesOutLargerMicroBatchesAtThatSetting) {
+  const sim::Workload base = sim::workload_from_recipe(llama3_8b());
+  sim::Workload mbs2 = base, mbs4 = base, tp4 = base;
+  mbs2.plan.mbs = 2;
+  mbs4.plan.mbs = 4;
+  tp4.plan.tp = 4;
+  Observation failed;
+  failed.trial = 1;
+  failed.parent = 0;
+  failed.outcome = TrialOutcome::Failed;
+  failed.failure = "oom";
+  failed.workload = mbs2;
+  const std::vector<Observation> history = {measured(0, 0, base, 1, 100), failed};
+  EXPECT_TRUE(known_infeasible(history, mbs2));
+  EXPECT_TRUE(known_infeasible(history, mbs4));
+  EXPECT_FALSE(known_infeasible(history, base));
+  EXPECT_FALSE(known_infeasible(history, tp4));
+}
+
+TEST(RulesPolicy, ProposesAMeasuredBetterMoveWithItsRuleAndNeverRepeatsOne) {
+  const recipe::Recipe r = llama3_8b();
+  const gate::CorrectnessGate gate;
+  const sim::Workload base = sim::workload_from_recipe(r);
+  const sim::Prediction p = sim::predict(base, {}, sim::Detail::Numbers);
+  std::vector<Observation> history = {measured(0, 0, base, p.step_time_s, p.tokens_per_s_per_gpu)};
+  std::vector<Lesson> lessons;
+  RulesPolicy rules;
+  std::vector<std::string> seen;
+  for (int n = 1; n <= 4; ++n) {
+    const PolicyContext ctx{r, r, 0, p.tokens_per_s_per_gpu, 0.01, history, nullptr, gate, lessons, 7, n};
+    const PolicyAnswer a = rules.propose(ctx);
+    ASSERT_TRUE(a.proposal) << a.stop_reason;
+    EXPECT_FALSE(a.proposal->rule.empty());
+    EXPECT_FALSE(a.proposal->why.empty());
+    ASSERT_TRUE(a.proposal->predicted_gain);
+    for (const auto& s : seen) EXPECT_NE(s, a.proposal->setting);
+    seen.push_back(a.proposal->setting);
+    // Record it as measured and no better, as a campaign would.
+    std::string why;
+    const auto edited = apply_proposal(r, *a.proposal, why);
+    ASSERT_TRUE(edited) << why;
+    Observation o = measured(n, 0, sim::workload_from_recipe(*edited), p.step_time_s, p.tokens_per_s_per_gpu);
+    o.proposal = *a.proposal;
+    history.push_back(o);
+  }
+}
+
+TEST(BaselinePolicies, RandomIsReproducibleFromTheSeedAndGridWalksLeverByLever) {
+  const recipe::Recipe r = llama3_8b();
+  const gate::CorrectnessGate gate;
+  const sim::Workload base = sim::workload_from_recipe(r);
+  const std::vector<Observation> history = {measured(0, 0, base, 1, 100)};
+  const std::vector<Lesson> lessons;
+  const PolicyContext ctx{r, r, 0, 100, 0.01, history, nullptr, gate, lessons, 42, 1};
+  RandomPolicy a, b;
+  EXPECT_EQ(a.propose(ctx).proposal->label(), b.propose(ctx).proposal->label());
+  GridPolicy grid;
+  const PolicyAnswer g = grid.propose(ctx);
+  ASSERT_TRUE(g.proposal);
+  EXPECT_EQ(g.proposal->changes.size(), 1u);
+  PlannerPolicy planner;
+  const PolicyAnswer pl = planner.propose(ctx);
+  ASSERT_TRUE(pl.proposal) << pl.stop_reason;
+  EXPECT_EQ(pl.proposal->changes.size(), 1u);
+}
+
+}  // namespace
+}  // namespace attune::policy

@@ -1,0 +1,99 @@
+// `attune tune` on the mock Slurm cluster (label slurm): a campaign of five
+// trials completes in under three minutes, and one killed while a job is in
+// flight, resumed, re-attaches to that job instead of submitting it again.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "mock_slurm.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kScenario = std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenarios/llama3-8b-axolotl-nd-parallel-tp2";
+
+class TuneSlurmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ATTUNE_NEED_MOCK_SLURM();
+    std::string pattern = "/tmp/attune-tune-slurm-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern + "/campaign";
+  }
+  void TearDown() override {
+    if (!dir_.empty() && !HasFailure()) fs::remove_all(fs::path(dir_).parent_path());
+  }
+  // Runs attune with these arguments; returns its exit status.
+  static int attune(const std::vector<std::string>& args, pid_t* started = nullptr) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::vector<char*> argv = {const_cast<char*>(ATTUNE_BINARY)};
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      freopen("/dev/null", "w", stdout);
+      freopen("/dev/null", "w", stderr);
+      execv(ATTUNE_BINARY, argv.data());
+      _exit(127);
+    }
+    if (started) {
+      *started = pid;
+      return 0;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::vector<std::string> tune_args() const {
+    return {"tune", kScenario, "--cluster", "mock", "--out", dir_, "--seed", "3", "--no-lessons", "--max-trials", "5"};
+  }
+  static int count(const std::string& file, const std::string& text) {
+    std::ifstream in(file);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(text) != std::string::npos;
+    return n;
+  }
+  std::string dir_;
+};
+
+TEST_F(TuneSlurmTest, FiveTrialsOnTheMockClusterInUnderThreeMinutes) {
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(attune(tune_args()), 0);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream in(dir_ + "/summary.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_GE(j["trials"].get<int>(), 5);
+  EXPECT_GT(j["gain"].get<double>(), 0);
+  EXPECT_EQ(j["cluster"], "mock");
+  EXPECT_LT(s, 180) << "the campaign took " << s << " s";
+}
+
+TEST_F(TuneSlurmTest, KilledWithAJobInFlightTheResumeReattachesToIt) {
+  pid_t pid = 0;
+  attune(tune_args(), &pid);
+  // Wait until the second baseline run's job is submitted, then kill attune.
+  const std::string run_journal = dir_ + "/trials/0000-baseline/run-2/journal.jsonl";
+  for (int i = 0; i < 600 && count(run_journal, "\"launched\"") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(count(run_journal, "\"launched\""), 1) << "the job was never submitted";
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_EQ(attune({"tune", "--resume", dir_}), 0);
+  // Submitted once, finished once: the resumed campaign adopted the job.
+  EXPECT_EQ(count(run_journal, "\"launching\""), 1);
+  EXPECT_EQ(count(run_journal, "\"finished\""), 1);
+  std::ifstream in(dir_ + "/summary.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_GE(j["trials"].get<int>(), 5);
+}
+
+}  // namespace
