@@ -168,7 +168,8 @@ class Campaign {
   bool round(int n);
   void judge_candidate(Trial& c);
   bool remeasure_incumbent();
-  void verify();
+  bool verify();
+  void search();
   void finish();
   void record_trial(const Trial& t);
   double noise_cv() const;
@@ -645,26 +646,30 @@ bool Campaign::round(int n) {
   return go_on;
 }
 
-void Campaign::verify() {
+// Re-runs the winner and checks its loss. True when the winner failed on
+// the re-run and the budget allows searching on: it is then a failed trial
+// the policy learns from, and the campaign goes on from its parent.
+bool Campaign::verify() {
   while (incumbent_ != 0) {
     Trial& best = incumbent();
     const Trial& base = trials_[0];
     if (base.losses.size() < 2) {
       result_.verification = "unknown (the baseline has fewer than two loss curves to measure its spread)";
-      return;
+      return false;
+    }
+    const auto m = measure(best, "verify", 1);  // recalled from the journal when it ran before
+    if (!m) {
+      result_.verification = "unknown (no budget left to re-run the winner)";
+      return false;
     }
     const nlohmann::json* done = journal_->find("verification", best.n);
     LossCheck check;
     if (done) {
       check.comparable = done->at("loss").value("comparable", false);
       check.suspect = done->at("loss").value("suspect", false);
+      check.steps = done->at("loss").value("steps", 0);
       check.why = done->at("loss").value("why", "");
     } else {
-      const auto m = measure(best, "verify", 1);
-      if (!m) {
-        result_.verification = "unknown (no budget left to re-run the winner)";
-        return;
-      }
       if (!m->ok) {
         check.suspect = true;
         check.comparable = true;
@@ -676,21 +681,31 @@ void Campaign::verify() {
     }
     if (!check.comparable) {
       result_.verification = "unknown (" + check.why + ")";
-      return;
+      return false;
     }
     if (!check.suspect) {
       result_.verification = "passed (" + check.why + ")";
-      return;
+      return false;
     }
     note(fmt::format("trial {} is suspect: {}", best.n, check.why));
     best.obs.outcome = TrialOutcome::Demoted;
     best.obs.reason = "suspect: " + check.why;
+    const bool failed = check.steps == 0;  // it failed when re-run: no loss to compare
     for (TrialRecord& r : result_.history) {
-      if (r.trial == best.n) r.outcome = "suspect", r.reason = check.why;
+      if (r.trial == best.n) r.outcome = failed ? "failed_on_rerun" : "suspect", r.reason = check.why;
     }
     incumbent_ = best.parent;
+    if (failed) {
+      best.obs.outcome = TrialOutcome::Failed;
+      best.obs.failure = m->failure;
+      if (budget_->left() > expected_run_cost(3)) {
+        result_.verification.clear();
+        return true;
+      }
+    }
   }
   if (result_.verification.empty()) result_.verification = "not needed (the recipe as written stays best)";
+  return false;
 }
 
 void Campaign::finish() {
@@ -763,17 +778,10 @@ void Campaign::finish() {
   note(fmt::format("finished: {}; {:+.1f}% in {:.1f} GPU-hours", result_.stop_reason, 100 * result_.gain, result_.gpu_hours));
 }
 
-TuneResult Campaign::run() {
-  open_directory();
-  load_inputs();
-  if (!baseline()) {
-    result_.stop_reason = stopped_ ? "interrupted" : "the budget cannot pay for the baseline";
-    result_.interrupted = stopped_;
-    if (!trials_.empty()) trials_.resize(1);
-    return result_;
-  }
+void Campaign::search() {
+  since_best_ = 0;
   int idle = 0;
-  for (int n = 1;; ++n) {
+  for (int n = static_cast<int>(trials_.size());; ++n) {
     if (interrupted()) {
       result_.stop_reason = "interrupted";
       break;
@@ -794,8 +802,23 @@ TuneResult Campaign::run() {
       break;
     }
   }
-  result_.interrupted = stopped_ || result_.stop_reason == "interrupted";
-  if (!result_.interrupted) verify();
+}
+
+TuneResult Campaign::run() {
+  open_directory();
+  load_inputs();
+  if (!baseline()) {
+    result_.stop_reason = stopped_ ? "interrupted" : "the budget cannot pay for the baseline";
+    result_.interrupted = stopped_;
+    if (!trials_.empty()) trials_.resize(1);
+    return result_;
+  }
+  for (;;) {
+    search();
+    result_.interrupted = stopped_ || result_.stop_reason == "interrupted";
+    if (result_.interrupted || !verify()) break;
+    note("the winner failed when re-run; searching on from its parent");
+  }
   finish();
   return result_;
 }

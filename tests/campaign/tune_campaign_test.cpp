@@ -126,4 +126,24 @@ TEST(TuneCampaign, BadInputIsRefusedWithTheFlagNamed) {
   fs::remove_all(dir);
 }
 
+TEST(TuneCampaign, ASecondTuneOnALockedDirectoryIsRefusedNamingTheFirst) {
+  const std::string dir = scratch("locked");
+  ASSERT_EQ(run(tune_args(dir)).status, 0);
+  // Another process holds the campaign's lock, its pid written in it as a tune writes it.
+  const std::string holder = "python3 -c 'import fcntl,os,sys,time; f=open(sys.argv[1],\"r+\"); "
+                             "fcntl.flock(f,fcntl.LOCK_EX); f.seek(0); f.truncate(); f.write(str(os.getpid())); f.flush(); "
+                             "print(os.getpid(), flush=True); time.sleep(20)' " + dir + "/.lock";
+  FILE* p = popen(holder.c_str(), "r");
+  char pid[32] = {0};
+  ASSERT_NE(fgets(pid, sizeof pid, p), nullptr);
+  const Ran r = run("tune --resume " + dir + " 2>&1 >/dev/null; true", "");
+  const std::string& text = r.out;
+  std::string own(pid);
+  own.erase(own.find_last_not_of("\n") + 1);
+  EXPECT_NE(text.find("pid " + own), std::string::npos) << text;
+  std::system(("kill " + own).c_str());
+  pclose(p);
+  fs::remove_all(dir);
+}
+
 }  // namespace
