@@ -71,7 +71,7 @@ void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::stri
 }
 
 // AutoModel prints the whole job's tokens/s ("tps x") beside an "(y/gpu)"
-// figure that divides by DP·CP only, i.e. per model replica (logs.md §4); the
+// figure that divides by DP·CP only, i.e. per model replica (how AutoModel and torchtitan print it); the
 // parser keeps both. With the world size, tps / world is the exact per-GPU
 // rate and replaces the per-replica one. True when a per-replica figure is
 // left standing in for tokens/s/GPU (no world size).
@@ -220,7 +220,7 @@ void losses_and_nan(const ParseSink& sink, Diagnosis& d) {
     if (s.loss && std::isfinite(*s.loss)) d.loss.emplace_back(s.step, *s.loss);
     if (s.loss_is_nan && !first_nan) first_nan = &s;
   }
-  // A NaN that only shows as a missing loss field is still a NaN (logs.md §1.6).
+  // A NaN that only shows as a missing loss field is still a NaN: Megatron drops the field on a NaN step.
   if (!d.failure && first_nan) {
     d.failure = Failure{FailureKind::Nan, first_nan->line, "loss is NaN/Inf or missing at step " + std::to_string(first_nan->step), -1};
   }

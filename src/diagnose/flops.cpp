@@ -28,7 +28,7 @@ double mla_projection_params(const recipe::ModelSpec& m) {
 
 }  // namespace
 
-// logs.md §1.5: every GEMM x3 (fwd, dgrad, wgrad) x2 (FMA) = 6 per parameter
+// Megatron's convention: every GEMM x3 (fwd, dgrad, wgrad) x2 (FMA) = 6 per parameter
 // and token; attention QK^T and AV add 6*L*s*q per token, halved for causal.
 double flops_per_token(const recipe::ModelSpec& m, long long seq_len, FlopsConvention c) {
   double h = m.hidden;

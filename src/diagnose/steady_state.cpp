@@ -37,7 +37,7 @@ bool disturbed(const std::vector<long>& lines, size_t& next, long prev_line, lon
 }
 
 // The first logged interval carries compile, NCCL init and allocator growth;
-// beyond it, skip max(10 steps, 10% of the run) as logs.md §9 suggests.
+// beyond it, skip max(10 steps, 10% of the run): warm-up (allocator, NCCL set-up, compile) lasts that long in published logs.
 long warmup_steps(const StepSeries& s) {
   long first = s.front().step - s.front().steps_in_interval;
   long span = s.back().step - first;

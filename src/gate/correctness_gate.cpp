@@ -217,7 +217,7 @@ std::string divisor_text(const VocabDivisor& d, const RecipeView& view) {
 }
 
 // Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by*TP
-// (gate.md §3.12): the padded size is the output layer's shape and the number of
+// (docs/gate.md): the padded size is the output layer's shape and the number of
 // logits the softmax runs over. Each side is padded with its own divisor, so a TP
 // change that also scales the divisor (TP4/128 -> TP1/512) keeps the padded
 // vocabulary and is allowed. A TP change alone that moves it needs

@@ -1,6 +1,6 @@
 // FailureClassifier: decides why a run failed from its normalised log lines.
 // It matches the exact failure texts of PyTorch, NCCL, Slurm, torchrun,
-// Megatron, Hugging Face, torchtitan and DeepSpeed (logs.md §10, §1.6) and
+// Megatron, Hugging Face, torchtitan and DeepSpeed and
 // picks the root cause rather than the noise it causes:
 //   - an OOM or an illegal memory access anywhere beats the NCCL aborts and
 //     watchdog timeouts that follow it on the other ranks;

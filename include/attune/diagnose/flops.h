@@ -1,5 +1,5 @@
 // Model FLOPs per token for the MFU a diagnosis reports, in the two
-// conventions frameworks use (logs.md §9): Megatron's, which counts causal
+// conventions frameworks use: Megatron's, which counts causal
 // attention at half, and the full-attention form (torchtitan). Recompute is
 // never counted: this is model FLOPs, not hardware FLOPs.
 #pragma once

@@ -18,7 +18,7 @@ namespace attune::diagnose {
 
 enum class PhaseKind { Total, Compute, DataParallelComm, PipelineComm, Data, Optimizer, Other };
 std::string to_string(PhaseKind kind);
-// By the names Megatron and DeepSpeed give their timers (logs.md §1.3, §6).
+// By the names Megatron and DeepSpeed give their timers.
 PhaseKind phase_kind(std::string_view name);
 
 struct PhaseTime {

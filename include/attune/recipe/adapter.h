@@ -20,7 +20,7 @@ namespace attune::recipe {
 
 class Recipe;
 
-// How a framework arrives at the global batch (levers.md §0.1).
+// How a framework arrives at the global batch (docs/architecture.md, "Global batch rules").
 enum class BatchRule {
   Explicit,    // a global-batch key; GA = GBS / (MBS * DP) (Megatron, Bridge, AutoModel, NeMo)
   Torchtitan,  // global_batch_size, or local * DP when it is -1
@@ -70,7 +70,7 @@ class Adapter {
   // user's hardware, else the file's, else `assumed_nodes` nodes.
   Plan plan(const Recipe& recipe, int assumed_nodes = 1) const;
 
-  // Validity rules of levers.md §0.2 on a plan of this recipe.
+  // Validity rules on a plan of this recipe.
   std::vector<RuleViolation> validate(const Recipe& recipe, const Plan& plan) const;
 
   // The key changes that set canonical lever `lever` to `value` (most levers

@@ -1,4 +1,4 @@
-// RuleViolation: one broken validity rule of a recipe's layout (levers.md §0.2),
+// RuleViolation: one broken validity rule of a recipe's layout,
 // with the key to fix and what was expected.
 #pragma once
 

@@ -2,7 +2,7 @@
 // HBM, NVLink domain and bandwidth, network per GPU, achievable matmul
 // throughput (MAMF) and NCCL bus bandwidth by collective, inside a node and
 // across nodes, with the message-size curve. Figures and their sources:
-// perfmodel.md §1 and calibration/hardware.csv. The peaks and the usable HBM
+// vendor datasheets and the calibration measurements (docs/simulator.md). The peaks and the usable HBM
 // are not the simulator's own: they are the recipe module's GPU catalog
 // (recipe::gpu_spec), the one the diagnoser's MFU and headroom read, so a
 // layout the simulator fits is one the diagnoser calls within HBM.
@@ -43,7 +43,7 @@ const GpuSystem* find_gpu_system(std::string_view id);
 const std::vector<GpuSystem>& gpu_systems();
 
 // Achievable fraction of a GEMM's peak by its size in GFLOP (small GEMMs do not
-// fill the GPU). perfmodel.md §1.2.
+// fill the GPU). (docs/simulator.md).
 double gemm_efficiency(double gflop);
 
 // Seconds for one collective over `ranks` GPUs moving `bytes` per GPU of

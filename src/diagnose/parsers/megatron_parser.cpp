@@ -122,7 +122,7 @@ bool parse_megatron_iteration(std::string_view text, StepSample& s) {
     apply_iteration_field(k, v, s, ls);
   });
   // Megatron prints a loss only if its average is >= 0, so a NaN loss makes
-  // the field vanish; the nan-iteration count tells that apart (logs.md §1.6).
+  // the field vanish; the nan-iteration count tells that apart (Megatron counts NaN iterations on every log line).
   if (!ls.any_loss && s.nan_iterations.value_or(0) > 0) s.loss_is_nan = true;
   return true;
 }

@@ -40,7 +40,7 @@ void apply_metric(std::string_view key, std::string_view val, StepSample& s, Key
 
 // "Training epoch 0, iteration 119/999 | ..." -> index of the first '|'.
 // ProgressPrinter prints iteration {n-1}/{total-1} for the n-th step
-// (logs.md §3): `it` is the printed, 0-based number.
+// (Lightning's progress bar): `it` is the printed, 0-based number.
 std::size_t progress_printer_header(std::string_view t, long& it) {
   std::size_t p = t.find("Training epoch ");
   if (p == npos) return npos;
