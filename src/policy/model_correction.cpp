@@ -12,24 +12,38 @@ namespace attune::policy {
 
 namespace {
 
-constexpr std::size_t kGroups = 4;   // compute, communication, bubble, other
+constexpr std::size_t kGroups = 5;   // compute, communication, bubble, other, offload
+constexpr std::size_t kOffload = 4;  // the offload row: a sensitivity, not a share of the step
 constexpr double kRidge = 0.5;       // pull towards the nominal model, per factor
+// The host link is the least known term: what else shares its PCIe switch
+// (NICs, storage) is a property of the cluster no datasheet states.
+constexpr double kOffloadRidge = 0.02;
 
-std::array<double, kGroups> groups_of(const sim::Prediction& p) {
+// The step's parts by group, and (last) how much longer the step gets when
+// activation-offload transfers take twice as long. The offload transfer is
+// mostly hidden behind compute, so its exposed part says nothing about how
+// slow the host link is; its sensitivity does.
+std::array<double, kGroups> groups_of(const sim::Workload& w, const sim::Prediction& p) {
   const sim::StepBreakdown& b = p.breakdown;
   std::array<double, kGroups> g = {b.compute_s + b.recompute_s + b.memory_bound_s,
-                                   b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.dp_comm_s + b.pp_comm_s + b.offload_s,
-                                   b.bubble_s, b.optimizer_s + b.data_s + b.other_s};
+                                   b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.dp_comm_s + b.pp_comm_s,
+                                   b.bubble_s, b.optimizer_s + b.data_s + b.other_s, 0};
   double sum = 0;
   for (double v : g) sum += v;
   // The parts need not add up to the step exactly (overlaps): scale them so they do.
   if (sum > 0 && p.step_time_s > 0) {
     for (double& v : g) v *= p.step_time_s / sum;
   }
+  if (w.knobs.offload_layers != 0) {
+    sim::Perturbation slower;
+    slower.effects.push_back({sim::Term::Offload, 2.0, {}, "sensitivity", 0});
+    const sim::Prediction q = sim::predict(w, slower, sim::Detail::Numbers);
+    if (q.ok) g[kOffload] = std::max(0.0, q.step_time_s - p.step_time_s);
+  }
   return g;
 }
 
-// Solves A x = b (4x4) by Gaussian elimination with partial pivoting.
+// Solves A x = b (5x5) by Gaussian elimination with partial pivoting.
 std::array<double, kGroups> solve(std::array<std::array<double, kGroups>, kGroups> a, std::array<double, kGroups> b) {
   for (std::size_t c = 0; c < kGroups; ++c) {
     std::size_t pivot = c;
@@ -109,8 +123,9 @@ sim::Perturbation ModelCorrection::perturbation() const {
   sim::Perturbation p;
   add_group(p.effects, {Term::Gemm, Term::ExpertGemm, Term::Attention, Term::MemoryBound, Term::Launch}, compute,
             "measured compute speed");
-  add_group(p.effects, {Term::TpComm, Term::CpComm, Term::EpComm, Term::DpComm, Term::DpTail, Term::PpComm, Term::Offload},
+  add_group(p.effects, {Term::TpComm, Term::CpComm, Term::EpComm, Term::DpComm, Term::DpTail, Term::PpComm},
             communication, "measured communication speed");
+  add_group(p.effects, {Term::Offload}, offload, "measured activation-offload transfers");
   add_group(p.effects, {Term::Bubble}, bubble, "measured pipeline bubble");
   add_group(p.effects, {Term::Optimizer, Term::Data, Term::Other}, other, "measured per-step costs");
   add_group(p.effects, {Term::Memory}, memory, "measured peak memory");
@@ -123,9 +138,11 @@ ModelCorrection fit_correction(const std::vector<MeasuredSetting>& measured, dou
   ModelCorrection c;
   std::array<std::array<double, kGroups>, kGroups> a{};
   std::array<double, kGroups> b{};
+  // The factors are pulled towards 1; the offload row's unknown is the
+  // factor less 1 (its feature is a sensitivity), pulled towards 0.
   for (std::size_t g = 0; g < kGroups; ++g) {
-    a[g][g] = kRidge;
-    b[g] = kRidge;
+    a[g][g] = g == kOffload ? kOffloadRidge : kRidge;
+    b[g] = g == kOffload ? 0 : kRidge;
   }
   std::vector<double> memory_ratios;
   for (const MeasuredSetting& m : measured) {
@@ -133,7 +150,7 @@ ModelCorrection fit_correction(const std::vector<MeasuredSetting>& measured, dou
     const sim::Prediction p = sim::predict(m.workload, {}, sim::Detail::Numbers);
     if (!p.ok || p.step_time_s <= 0) continue;
     ++c.settings;
-    std::array<double, kGroups> x = groups_of(p);
+    std::array<double, kGroups> x = groups_of(m.workload, p);
     for (double& v : x) v /= m.step_time_s;  // rows in units of the measured step: the target is 1
     for (std::size_t i = 0; i < kGroups; ++i) {
       for (std::size_t j = 0; j < kGroups; ++j) a[i][j] += x[i] * x[j];
@@ -148,6 +165,7 @@ ModelCorrection fit_correction(const std::vector<MeasuredSetting>& measured, dou
     c.communication = clamp(f[1]);
     c.bubble = clamp(f[2]);
     c.other = clamp(f[3]);
+    c.offload = std::isfinite(f[kOffload]) ? std::clamp(1 + f[kOffload], 1.0, 5.0) : 1.0;
   }
   if (!memory_ratios.empty()) {
     std::nth_element(memory_ratios.begin(), memory_ratios.begin() + memory_ratios.size() / 2, memory_ratios.end());
@@ -205,7 +223,7 @@ nlohmann::json to_json(const ModelCorrection& c) {
     effects.push_back({{"term", std::string(sim::term_name(e.term))}, {"factor", e.factor}, {"when", when}});
   }
   return {{"compute", c.compute}, {"communication", c.communication}, {"bubble", c.bubble}, {"other", c.other},
-          {"memory", c.memory},   {"lever_effects", effects},         {"settings", c.settings}};
+          {"offload", c.offload},  {"memory", c.memory},   {"lever_effects", effects},         {"settings", c.settings}};
 }
 
 }  // namespace attune::policy

@@ -143,6 +143,7 @@ const std::vector<sim::Workload>& RulesPolicy::layouts(const sim::Workload& inc,
                      moved(searched_with_->compute, correction_.compute) ||
                      moved(searched_with_->communication, correction_.communication) ||
                      moved(searched_with_->bubble, correction_.bubble) || moved(searched_with_->other, correction_.other) ||
+                     moved(searched_with_->offload, correction_.offload) ||
                      moved(searched_with_->memory, correction_.memory);
   if (stale) {
     layouts_.clear();

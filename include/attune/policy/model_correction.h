@@ -2,8 +2,8 @@
 // campaign measured, so a policy ranks candidates by what this cluster does
 // rather than by the datasheet. Two layers, fitted from the measured runs
 // only (never a scenario's truth):
-//  - per-term factors: compute, exposed communication, pipeline bubble and
-//    the rest of the step, fitted by ridge regression of the measured step
+//  - per-term factors: compute, exposed communication, pipeline bubble, the
+//    rest of the step and activation-offload transfers, fitted by ridge regression of the measured step
 //    times on the predicted terms (pulled towards 1, so two runs cannot
 //    swing them far), and a memory factor from the measured peaks;
 //  - per-lever effects: where a trial's measured speed-up over the setting
@@ -37,6 +37,7 @@ struct MeasuredSetting {
 
 struct ModelCorrection {
   double compute = 1, communication = 1, bubble = 1, other = 1;
+  double offload = 1;       // activation-offload transfers (host link), before the compute hides them
   double memory = 1;
   std::vector<sim::Effect> lever_effects;
   int settings = 0;         // measured settings it was fitted on
