@@ -16,11 +16,13 @@
 #include "attune/campaign/acceptance.h"
 #include "attune/campaign/budget.h"
 #include "attune/campaign/campaign_journal.h"
+#include "attune/campaign/concurrent_runs.h"
 #include "attune/campaign/directory_run.h"
 #include "attune/campaign/loss_check.h"
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/cluster/cluster_factory.h"
+#include "attune/cluster/serialized_cluster.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
 #include "attune/policy/candidates.h"
@@ -149,6 +151,16 @@ struct Trial {
   int runs = 0;
 };
 
+// A run the campaign is about to make, or one the journal recalls.
+struct PlannedRun {
+  int trial = 0, run = 0;
+  std::string purpose;
+  int steps_factor = 1;
+  double cost = 0;                     // its expected cost, held against the budget while in flight
+  std::optional<RunMeasure> recalled;  // it finished before: its measurement from the journal
+  ConcurrentRun job;                   // otherwise: what to run, and how it ended
+};
+
 // The campaign's state while its loop runs.
 class Campaign {
  public:
@@ -162,10 +174,14 @@ class Campaign {
   bool interrupted() const { return stopped_ || (hooks_.interrupted && hooks_.interrupted()); }
   void progress(const std::string& doing, double elapsed_s = 0);
   double expected_run_cost(int steps_factor) const;
+  std::optional<PlannedRun> plan_run(Trial& t, const std::string& purpose, int steps_factor, double in_flight);
+  void execute(std::vector<PlannedRun>& runs);
+  std::optional<RunMeasure> finish_run(PlannedRun& p);
   std::optional<RunMeasure> measure(Trial& t, const std::string& purpose, int steps_factor);
   void absorb(Trial& t, const RunMeasure& m);
   bool baseline();
-  bool round(int n);
+  std::optional<Trial> propose_trial(int n);
+  bool round(int first, int count);
   void judge_candidate(Trial& c);
   bool remeasure_incumbent();
   bool verify();
@@ -258,6 +274,7 @@ nlohmann::json inputs_json(const TuneRequest& q, std::uint64_t seed, double budg
           {"budget_gpu_hours", budget},
           {"policy", q.policy},
           {"max_trials", q.max_trials},
+          {"parallel", q.parallel},
           {"patience", q.patience},
           {"allow", q.gate.allow},
           {"allow_keys", q.gate.allow_keys},
@@ -281,6 +298,7 @@ void read_inputs(const nlohmann::json& j, TuneRequest& q) {
   q.budget_gpu_hours = j.at("budget_gpu_hours").get<double>();
   q.policy = j.value("policy", "rules");
   q.max_trials = j.value("max_trials", 0);
+  q.parallel = j.value("parallel", 1);
   q.patience = j.value("patience", 12);
   q.gate.allow = j.value("allow", std::vector<std::string>{});
   q.gate.allow_keys = j.value("allow_keys", std::vector<std::string>{});
@@ -305,8 +323,7 @@ void Campaign::load_inputs() {
     }
     q_.resume_dir = resume;
   }
-  if (q_.parallel != 1)
-    throw InputError({}, "--parallel", "more than one candidate in flight is not built yet; use --parallel 1");
+  if (q_.parallel < 1) throw InputError({}, "--parallel", fmt::format("expected 1 or more candidates in flight, got {}", q_.parallel));
   target_ = load_launch_target(q_.file, q_.options);
   if (!q_.budget_gpu_hours) {
     if (!target_->scenario || target_->scenario->harness.empty())
@@ -320,7 +337,7 @@ void Campaign::load_inputs() {
   const auto defs = cluster::load_cluster_definitions(
       default_location ? cluster::default_clusters_path() : q_.clusters_file, default_location);
   def_ = cluster::find_cluster(defs, q_.cluster);
-  cluster_ = cluster::make_cluster(def_, {target_->truth_file, seed_});
+  cluster_ = std::make_unique<cluster::SerializedCluster>(cluster::make_cluster(def_, {target_->truth_file, seed_}));
   gate_ = std::make_unique<gate::CorrectnessGate>(q_.gate);
   policy_ = policy::make_policy(q_.policy);
   if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
@@ -348,60 +365,84 @@ double Campaign::expected_run_cost(int steps_factor) const {
   return n ? kCostMargin * steps_factor * sum / n : 0;
 }
 
-std::optional<RunMeasure> Campaign::measure(Trial& t, const std::string& purpose, int steps_factor) {
-  const int run = t.runs + 1;
-  const std::string where = journal_->path();
-  if (const nlohmann::json* done = journal_->find("run_finished", t.n, run)) {
-    RunMeasure m = measure_from_json(done->at("measurement"), where);
-    budget_->charge(m.gpu_hours);
-    ++result_.launches;
-    if (!m.ok) ++result_.failed_launches;
-    absorb(t, m);
-    return m;
+std::optional<PlannedRun> Campaign::plan_run(Trial& t, const std::string& purpose, int steps_factor, double in_flight) {
+  PlannedRun p;
+  p.trial = t.n;
+  p.run = t.runs + 1;
+  p.purpose = purpose;
+  p.steps_factor = steps_factor;
+  if (const nlohmann::json* done = journal_->find("run_finished", t.n, p.run)) {
+    p.recalled = measure_from_json(done->at("measurement"), journal_->path());
+    return p;
   }
   if (interrupted()) return std::nullopt;
-  const bool in_flight = journal_->find("run_launching", t.n, run) != nullptr;
-  if (!in_flight) {
-    // Keep one run's worth for verifying a winner.
-    const double cost = expected_run_cost(steps_factor);
+  const bool launching = journal_->find("run_launching", t.n, p.run) != nullptr;
+  p.cost = expected_run_cost(steps_factor);
+  if (!launching) {
+    // Keep one run's worth for verifying a winner; runs in flight hold their worst case.
     const double reserve = incumbent_ != 0 && purpose != "verify" ? expected_run_cost(1) : 0;
-    if (cost > 0 && cost + reserve > budget_->left()) return std::nullopt;
-    if (budget_->left() <= 0) return std::nullopt;
+    if (p.cost > 0 && p.cost + reserve + in_flight > budget_->left()) return std::nullopt;
+    if (budget_->left() - in_flight <= 0) return std::nullopt;
   }
-  const fs::path dir = fs::path(t.dir) / fmt::format("run-{}", run);
-  DirectoryRunRequest r;
-  r.run_dir = dir.string();
-  r.run_name = fmt::format("attune-{}-{:08x}-t{}r{}", job_safe(recipe_stem(q_.file), 40), static_cast<unsigned>(seed_ & 0xffffffffu), t.n, run);
+  DirectoryRunRequest& r = p.job.request;
+  r.run_dir = (fs::path(t.dir) / fmt::format("run-{}", p.run)).string();
+  r.run_name = fmt::format("attune-{}-{:08x}-t{}r{}", job_safe(recipe_stem(q_.file), 40), static_cast<unsigned>(seed_ & 0xffffffffu), t.n, p.run);
   r.recipe_file = q_.file;
   const int base_steps = target_->recipe.measure().steps > 0 ? target_->recipe.measure().steps : 0;
   r.steps = steps_factor > 1 ? steps_factor * (base_steps > 0 ? base_steps : 50) : base_steps;
-  r.budget_gpu_hours = budget_->left();
+  r.budget_gpu_hours = budget_->left() - in_flight;
   r.truth_file = target_->truth_file;
-  r.seed = cluster::launch_seed(seed_, t.n * 1000L + run);
+  r.seed = cluster::launch_seed(seed_, t.n * 1000L + p.run);
   r.hang_factor = q_.hang_factor;
   r.startup_allowance_s = q_.startup_allowance_s;
-  if (!in_flight)
-    journal_->record({{"event", "run_launching"}, {"trial", t.n}, {"run", run}, {"purpose", purpose}, {"dir", r.run_dir},
+  if (!launching)
+    journal_->record({{"event", "run_launching"}, {"trial", t.n}, {"run", p.run}, {"purpose", purpose}, {"dir", r.run_dir},
                       {"steps_factor", steps_factor}});
-  const std::string doing = t.n == 0 ? fmt::format("baseline run {}", run)
-                                     : fmt::format("trial {} ({}) {}", t.n, t.proposal.label(), purpose);
-  progress(doing);
-  DirectoryRunHooks hooks;
+  p.job.approved = &*t.approved;
+  p.job.label = t.n == 0 ? fmt::format("baseline run {}", p.run) : fmt::format("trial {} ({}) {}", t.n, t.proposal.label(), purpose);
+  return p;
+}
+
+void Campaign::execute(std::vector<PlannedRun>& runs) {
+  std::vector<ConcurrentRun> jobs;
+  for (const PlannedRun& p : runs) {
+    if (!p.recalled) jobs.push_back(p.job);
+  }
+  if (jobs.empty()) return;
+  ConcurrentRunHooks hooks;
   hooks.interrupted = [this] { return interrupted(); };
-  hooks.on_progress = [&](const cluster::WatchProgress& p, const cluster::RunSpec&) { progress(doing, p.elapsed_s); };
+  hooks.on_progress = [this](const std::string& doing, double elapsed_s) { progress(doing, elapsed_s); };
   hooks.on_note = [this](const std::string& s) { note(s); };
   const auto started = std::chrono::steady_clock::now();
-  DirectoryRunResult done;
-  try {
-    done = run_in_directory(*cluster_, def_, *t.approved, r, hooks);
-  } catch (const cluster::ClusterError& e) {
-    throw InputError({}, "--cluster", fmt::format("run {} of trial {}: {}; run attune tune --resume {} to carry on", run,
-                                                  t.n, e.what(), result_.dir));
-  }
+  run_concurrently(*cluster_, def_, jobs, hooks);
   run_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::size_t k = 0;
+  for (PlannedRun& p : runs) {
+    if (!p.recalled) p.job = std::move(jobs[k++]);
+  }
+}
+
+std::optional<RunMeasure> Campaign::finish_run(PlannedRun& p) {
+  Trial& t = trials_.at(static_cast<std::size_t>(p.trial));
+  if (p.recalled) {
+    budget_->charge(p.recalled->gpu_hours);
+    ++result_.launches;
+    if (!p.recalled->ok) ++result_.failed_launches;
+    absorb(t, *p.recalled);
+    return p.recalled;
+  }
+  if (p.job.error) {
+    try {
+      std::rethrow_exception(p.job.error);
+    } catch (const cluster::ClusterError& e) {
+      throw InputError({}, "--cluster", fmt::format("run {} of trial {}: {}; run attune tune --resume {} to carry on", p.run,
+                                                    t.n, e.what(), result_.dir));
+    }
+  }
+  const DirectoryRunResult& done = p.job.result;
   RunMeasure m = measure_of(done, rule_);
   if (done.diagnosis) {
-    write_file_atomic((dir / "diagnosis.json").string(), diagnose::to_json(*done.diagnosis).dump(2) + "\n");
+    write_file_atomic((fs::path(p.job.request.run_dir) / "diagnosis.json").string(), diagnose::to_json(*done.diagnosis).dump(2) + "\n");
     t.last_diagnosis = done.diagnosis;
   }
   if (m.interrupted) {
@@ -409,16 +450,25 @@ std::optional<RunMeasure> Campaign::measure(Trial& t, const std::string& purpose
     stopped_ = true;
     return std::nullopt;  // not journalled as finished: a resume measures it again
   }
-  journal_->record({{"event", "run_finished"}, {"trial", t.n}, {"run", run}, {"purpose", purpose},
-                    {"steps_factor", steps_factor}, {"status", cluster::run_status_json(done.status)},
+  journal_->record({{"event", "run_finished"}, {"trial", t.n}, {"run", p.run}, {"purpose", p.purpose},
+                    {"steps_factor", p.steps_factor}, {"status", cluster::run_status_json(done.status)},
                     {"gpu_hours", m.gpu_hours}, {"measurement", to_json(m)}});
-  log_->info("trial {} run {} ({}): {} {:.1f} tokens/s/GPU, {:.3f} GPU-hours {}", t.n, run, purpose, m.state, m.tokens,
+  log_->info("trial {} run {} ({}): {} {:.1f} tokens/s/GPU, {:.3f} GPU-hours {}", t.n, p.run, p.purpose, m.state, m.tokens,
              m.gpu_hours, m.failure);
   budget_->charge(m.gpu_hours);
   ++result_.launches;
   if (!m.ok) ++result_.failed_launches;
   absorb(t, m);
   return m;
+}
+
+std::optional<RunMeasure> Campaign::measure(Trial& t, const std::string& purpose, int steps_factor) {
+  std::optional<PlannedRun> p = plan_run(t, purpose, steps_factor, 0);
+  if (!p) return std::nullopt;
+  std::vector<PlannedRun> one;
+  one.push_back(std::move(*p));
+  execute(one);
+  return finish_run(one.front());
 }
 
 void Campaign::absorb(Trial& t, const RunMeasure& m) {
@@ -568,26 +618,27 @@ void Campaign::judge_candidate(Trial& c) {
   c.obs.reason = "not confirmed: the budget or an interruption ended the measurements";
 }
 
-bool Campaign::round(int n) {
-  const auto work_start = std::chrono::steady_clock::now();
-  const double runs_before = run_seconds_;
+// Trial n as the policy proposes it (or the journal recalls it), through the
+// gate: approved, or decided already (refused, a duplicate, unrunnable).
+// nullopt when the policy has nothing to propose (stop_reason says why).
+std::optional<Trial> Campaign::propose_trial(int n) {
   Trial c;
   c.n = n;
   c.parent = incumbent_;
   c.obs.trial = n;
   c.obs.parent = incumbent_;
-  const std::vector<Observation> history = observations();
   if (const nlohmann::json* p = journal_->find("proposal", n)) {
     c.proposal = policy::proposal_from_json(p->at("proposal"), journal_->path());
   } else {
     const Trial& inc = incumbent();
+    const std::vector<Observation> history = observations();
     policy::PolicyContext ctx{target_->recipe, inc.approved->recipe(), incumbent_, inc.obs.tokens_per_s_per_gpu.value_or(0),
                               min_gain_now(), history, inc.last_diagnosis ? &*inc.last_diagnosis : nullptr, *gate_,
                               lessons_, seed_, n};
     const policy::PolicyAnswer a = policy_->propose(ctx);
     if (!a.proposal) {
       result_.stop_reason = a.stop_reason;
-      return false;
+      return std::nullopt;
     }
     c.proposal = *a.proposal;
     journal_->record({{"event", "proposal"}, {"trial", n}, {"parent", incumbent_}, {"proposal", policy::to_json(c.proposal)},
@@ -607,7 +658,8 @@ bool Campaign::round(int n) {
     c.obs.outcome = TrialOutcome::Unrunnable;
     c.obs.reason = why;
   } else if (std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) {
-               return t.approved && t.runs > 0 && t.approved->recipe().document().text() == edited->document().text();
+               return t.approved && (t.runs > 0 || t.obs.outcome == TrialOutcome::Pending) &&
+                      t.approved->recipe().document().text() == edited->document().text();
              })) {
     c.obs.outcome = TrialOutcome::Duplicate;
     c.obs.reason = "this recipe was measured already";
@@ -619,31 +671,77 @@ bool Campaign::round(int n) {
       ++result_.refused;
     } else {
       c.approved = gate_->approve(target_->recipe, *edited);
+      c.obs.outcome = TrialOutcome::Pending;
       fs::create_directories(c.dir);
       write_file_atomic((fs::path(c.dir) / "proposal.json").string(), policy::to_json(c.proposal).dump(2) + "\n");
     }
   }
-  trials_.push_back(std::move(c));
-  Trial& t = trials_.back();
-  bool go_on = true;
-  if (t.approved) {
-    const auto m = measure(t, "screen", 1);
-    if (!m) {
-      trials_.pop_back();  // nothing was decided: a resume proposes it again from the journal
-      result_.stop_reason = stopped_ ? "interrupted" : "the budget cannot pay for another run";
-      return false;
-    }
-    if (!m->ok) t.obs.outcome = TrialOutcome::Failed;
-    else judge_candidate(t);
-    go_on = !stopped_;
+  return c;
+}
+
+// One round: up to `count` proposals from the same history, the approved
+// ones screened with their runs in flight together (the worst case of each
+// held against the budget), then each judged in trial order. A trial whose
+// screening could not start or was interrupted is dropped with the ones
+// after it (nothing was decided for them: a resume recalls them from the
+// journal). False when the campaign stops.
+bool Campaign::round(int first, int count) {
+  const auto work_start = std::chrono::steady_clock::now();
+  const double runs_before = run_seconds_;
+  for (int k = 0; k < count; ++k) {
+    std::optional<Trial> c = propose_trial(first + k);
+    if (!c) break;
+    trials_.push_back(std::move(*c));
   }
-  const bool launched = t.runs > 0;
-  since_best_ = t.obs.outcome == TrialOutcome::Accepted ? 0 : since_best_ + (launched ? 1 : 0);
-  record_trial(t);
+  const int proposed = static_cast<int>(trials_.size()) - first;
+  if (proposed == 0) return false;
+  std::vector<PlannedRun> screens;
+  double in_flight = 0;
+  int undecided = static_cast<int>(trials_.size());  // the first trial nothing could be decided for
+  for (int n = first; n < static_cast<int>(trials_.size()); ++n) {
+    Trial& t = trials_[static_cast<std::size_t>(n)];
+    if (!t.approved) continue;
+    std::optional<PlannedRun> p = plan_run(t, "screen", 1, in_flight);
+    if (!p) {
+      undecided = n;
+      break;
+    }
+    in_flight += p->cost;
+    screens.push_back(std::move(*p));
+  }
+  execute(screens);
+  for (PlannedRun& p : screens) {
+    if (p.trial >= undecided) break;
+    const std::optional<RunMeasure> m = finish_run(p);
+    if (!m) undecided = std::min(undecided, p.trial);
+  }
+  for (int n = first; n < undecided; ++n) {
+    Trial& t = trials_[static_cast<std::size_t>(n)];
+    if (t.approved && t.runs > 0 && t.obs.outcome == TrialOutcome::Pending) {
+      if (!t.obs.failure.empty()) t.obs.outcome = TrialOutcome::Failed;
+      else if (!stopped_) judge_candidate(t);
+    }
+    if (t.obs.outcome == TrialOutcome::Pending) {  // interrupted before its judgement
+      undecided = n;
+      break;
+    }
+    const bool launched = t.runs > 0;
+    since_best_ = t.obs.outcome == TrialOutcome::Accepted ? 0 : since_best_ + (launched ? 1 : 0);
+    record_trial(t);
+  }
+  const bool dropped = undecided < static_cast<int>(trials_.size());
+  trials_.resize(static_cast<std::size_t>(undecided));
   attune_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - work_start).count() -
                      (run_seconds_ - runs_before);
-  if (!go_on) result_.stop_reason = "interrupted";
-  return go_on;
+  if (stopped_ || interrupted()) {
+    result_.stop_reason = "interrupted";
+    return false;
+  }
+  if (dropped && undecided == first) {
+    result_.stop_reason = "the budget cannot pay for another run";
+    return false;
+  }
+  return true;
 }
 
 // Re-runs the winner and checks its loss. True when the winner failed on
@@ -748,7 +846,8 @@ void Campaign::finish() {
   const int counted = std::max(1, result_.trials);
   result_.attune_seconds_per_trial = attune_seconds_ / counted;
   // Lessons: each measured one-lever move, against the trial it was proposed from.
-  if (q_.use_lessons && base.obs.workload) {
+  // Not from an interrupted campaign: its resume appends them once, whole.
+  if (q_.use_lessons && base.obs.workload && !result_.interrupted) {
     std::vector<policy::Lesson> lessons;
     for (const Trial& t : trials_) {
       if (t.n == 0 || t.proposal.changes.size() != 1 || t.runs == 0) continue;
@@ -781,7 +880,7 @@ void Campaign::finish() {
 void Campaign::search() {
   since_best_ = 0;
   int idle = 0;
-  for (int n = static_cast<int>(trials_.size());; ++n) {
+  for (;;) {
     if (interrupted()) {
       result_.stop_reason = "interrupted";
       break;
@@ -795,8 +894,10 @@ void Campaign::search() {
       result_.stop_reason = fmt::format("{} trials without a new best (patience)", q_.patience);
       break;
     }
-    if (!round(n)) break;
-    idle = trials_.back().runs > 0 ? 0 : idle + 1;
+    const int first = static_cast<int>(trials_.size());
+    const int count = q_.max_trials > 0 ? std::min(q_.parallel, q_.max_trials - launched) : q_.parallel;
+    if (!round(first, count)) break;
+    for (std::size_t n = static_cast<std::size_t>(first); n < trials_.size(); ++n) idle = trials_[n].runs > 0 ? 0 : idle + 1;
     if (idle >= kMaxIdleProposals) {
       result_.stop_reason = fmt::format("{} proposals in a row could not run", kMaxIdleProposals);
       break;
@@ -808,9 +909,11 @@ TuneResult Campaign::run() {
   open_directory();
   load_inputs();
   if (!baseline()) {
-    result_.stop_reason = stopped_ ? "interrupted" : "the budget cannot pay for the baseline";
-    result_.interrupted = stopped_;
-    if (!trials_.empty()) trials_.resize(1);
+    result_.stop_reason = stopped_ || interrupted() ? "interrupted" : "the budget cannot pay for the baseline";
+    result_.interrupted = result_.stop_reason == "interrupted";
+    if (trials_.empty()) return result_;
+    trials_.resize(1);
+    finish();  // the summary says so, with what was spent
     return result_;
   }
   for (;;) {

@@ -125,7 +125,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--out", args->request.out_dir, "Campaign directory (default campaigns/<recipe>-<time>)");
   cmd->add_option("--resume", args->resume, "Carry on the campaign in this directory (its inputs are its own)");
   cmd->add_option("--max-trials", args->request.max_trials, "Stop after this many launched trials (default: no limit)");
-  cmd->add_option("--parallel", args->request.parallel, "Candidates in flight at once (only 1 is built so far)");
+  cmd->add_option("--parallel", args->request.parallel, "Candidates screened at once, each run in flight together; the worst case of each is held against the budget while it runs (default 1)");
   cmd->add_option("--patience", args->request.patience, "Stop after this many trials without a new best (default 12)");
   cmd->add_option("--allow", args->request.gate.allow, "Numerics change the gate may allow (fp8, ...); repeatable");
   cmd->add_option("--allow-key", args->request.gate.allow_keys, "Key the gate may let change although no rule knows it; repeatable");

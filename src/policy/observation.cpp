@@ -7,7 +7,7 @@ namespace attune::policy {
 
 namespace {
 
-constexpr std::array<std::pair<TrialOutcome, const char*>, 8> kNames = {{
+constexpr std::array<std::pair<TrialOutcome, const char*>, 9> kNames = {{
     {TrialOutcome::Baseline, "baseline"},
     {TrialOutcome::Accepted, "accepted"},
     {TrialOutcome::Rejected, "rejected"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<TrialOutcome, const char*>, 8> kNames = {{
     {TrialOutcome::Refused, "refused"},
     {TrialOutcome::Unrunnable, "unrunnable"},
     {TrialOutcome::Duplicate, "duplicate"},
+    {TrialOutcome::Pending, "pending"},
 }};
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }

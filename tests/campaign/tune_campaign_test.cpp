@@ -7,10 +7,12 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -111,6 +113,50 @@ TEST(TuneCampaign, KilledAfterAnyJournalEventAndResumedItEndsAsIfNeverKilled) {
   // The kill points covered every kind of event the campaign writes.
   for (const char* kind : {"campaign", "proposal", "run_launching", "run_finished", "verdict", "trial"})
     EXPECT_TRUE(kinds.count(kind)) << kind;
+  fs::remove_all(whole);
+}
+
+std::vector<nlohmann::json> journal(const std::string& dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream j(dir + "/journal.jsonl");
+  for (std::string line; std::getline(j, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// --parallel 3: up to three screening runs in flight at once, each charged;
+// killed anywhere and resumed, the same campaign.
+TEST(TuneCampaign, ParallelCandidatesAreInFlightTogetherAndResumeAsIfNeverKilled) {
+  const std::string whole = scratch("parallel");
+  const std::string args = " --parallel 3";
+  const Ran r = run(tune_args(whole) + args);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto events = journal(whole);
+  int in_flight = 0, most = 0;
+  double charged = 0;
+  for (const auto& e : events) {
+    if (e["event"] == "run_launching") most = std::max(most, ++in_flight);
+    if (e["event"] == "run_finished") {
+      --in_flight;
+      charged += e["gpu_hours"].get<double>();
+    }
+  }
+  EXPECT_GE(most, 2);
+  EXPECT_LE(most, 3);
+  const auto expected = summary(whole);
+  EXPECT_NEAR(expected["gpu_hours"].get<double>(), charged, 1e-6);
+  EXPECT_EQ(expected["trials"].get<int>(), 4);  // --max-trials 4: a round of three, then one
+  for (std::size_t k = 2; k < events.size(); k += 5) {
+    const std::string dir = scratch("parallel-kill" + std::to_string(k));
+    ASSERT_EQ(run(tune_args(dir) + args, "ATTUNE_TEST_KILL_AFTER_EVENTS=" + std::to_string(k)).status, 128 + SIGKILL);
+    const Ran resumed = run("tune --resume " + dir + " --json");
+    ASSERT_EQ(resumed.status, 0) << "after event " << k << ": " << resumed.out;
+    const auto got = summary(dir);
+    EXPECT_EQ(got["trials"], expected["trials"]) << "after event " << k;
+    EXPECT_EQ(got["launches"], expected["launches"]) << "after event " << k;
+    EXPECT_NEAR(got["gpu_hours"].get<double>(), expected["gpu_hours"].get<double>(), 1e-6) << "after event " << k;
+    EXPECT_EQ(got["best"]["edits"], expected["best"]["edits"]) << "after event " << k;
+    fs::remove_all(dir);
+  }
   fs::remove_all(whole);
 }
 

@@ -796,6 +796,36 @@ TEST_F(CliRunTest, ASecondAttuneInARunDirectoryIsRefusedNamingTheFirst) {
   EXPECT_NE(after.err.find("already ended"), std::string::npos) << after.err;
 }
 
+// Ctrl-C in a campaign: the run in flight is cancelled (its process group
+// ends), the summary is written with what was spent, and tune exits 130;
+// --resume then carries the campaign on.
+TEST_F(CliRunTest, CtrlCInATuneCancelsTheRunWritesTheSummaryAndExits130) {
+  std::vector<std::string> script;
+  for (const char* line : kFiveIterations) script.push_back(std::string("echo '") + line + "'");
+  script.push_back("sleep 60");
+  const std::string wrapper = local_wrapper(script, 100);
+  const fs::path d = dir_ / "campaign";
+  const pid_t tune = start({"tune", wrapper, "--cluster", "local", "--budget", "40gpuh", "--out", d.string(), "--no-lessons",
+                            "--seed", "1", "--json"},
+                           dir_ / "tune.out");
+  const fs::path run_dir = d / "trials" / "0000-baseline" / "run-1";
+  const std::string id = wait_launched(run_dir);
+  ASSERT_FALSE(id.empty()) << slurp(dir_ / "tune.out");
+  const pid_t run_pid = std::stoi(id.substr(id.find(':') + 1));
+  ::kill(tune, SIGINT);
+  EXPECT_EQ(exit_status_of(tune), 130) << slurp(dir_ / "tune.out");
+  EXPECT_EQ(journal_of(run_dir).back()["status"]["state"], "cancelled");
+  // Its processes are gone once init has reaped them.
+  for (int i = 0; i < 250 && ::kill(-run_pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(::kill(-run_pid, 0), 0) << "the run's process group is still alive";
+  ASSERT_TRUE(fs::exists(d / "summary.json"));
+  const auto summary = nlohmann::json::parse(slurp(d / "summary.json"));
+  EXPECT_EQ(summary["stop_reason"], "interrupted");
+  EXPECT_GT(summary["gpu_hours"].get<double>(), 0);
+  const auto printed = nlohmann::json::parse(slurp(dir_ / "tune.out").substr(slurp(dir_ / "tune.out").find('{')));
+  EXPECT_EQ(printed["stop_reason"], "interrupted");
+}
+
 // attune killed mid-run, the run ending before attune is started again: its
 // monitor's record says how it ended, so the same command reports that.
 TEST_F(CliRunTest, RunThatEndedWhileAttuneWasDeadReportsItsExitStatus) {

@@ -1,6 +1,7 @@
 // `attune tune` on the mock Slurm cluster (label slurm): a campaign of five
-// trials completes in under three minutes, and one killed while a job is in
-// flight, resumed, re-attaches to that job instead of submitting it again.
+// trials completes in under three minutes; one killed while a job is in
+// flight, resumed, re-attaches to that job instead of submitting it again;
+// with --parallel the candidates' jobs run at once.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -94,6 +95,29 @@ TEST_F(TuneSlurmTest, KilledWithAJobInFlightTheResumeReattachesToIt) {
   std::ifstream in(dir_ + "/summary.json");
   const auto j = nlohmann::json::parse(in);
   EXPECT_GE(j["trials"].get<int>(), 5);
+}
+
+// --parallel 3: the three screening jobs of the first round are in the
+// queue together (each launched before any of them finished).
+TEST_F(TuneSlurmTest, ParallelCandidatesRunAsJobsAtOnce) {
+  std::vector<std::string> args = {"tune", kScenario, "--cluster", "mock", "--out", dir_, "--seed", "3",
+                                   "--no-lessons", "--max-trials", "3", "--parallel", "3"};
+  ASSERT_EQ(attune(args), 0);
+  std::string last_launched, first_finished = "~";
+  int screens = 0;
+  for (const auto& trial : fs::directory_iterator(dir_ + "/trials")) {
+    if (trial.path().filename().string().rfind("0000", 0) == 0) continue;
+    std::ifstream in(trial.path() / "run-1" / "journal.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const auto e = nlohmann::json::parse(line);
+      if (e["event"] == "launched") last_launched = std::max(last_launched, e["at"].get<std::string>()), ++screens;
+      if (e["event"] == "finished") first_finished = std::min(first_finished, e["at"].get<std::string>());
+    }
+  }
+  ASSERT_EQ(screens, 3);
+  EXPECT_LT(last_launched, first_finished) << "the screening jobs ran one after another";
+  std::ifstream in(dir_ + "/summary.json");
+  EXPECT_EQ(nlohmann::json::parse(in)["trials"].get<int>(), 3);
 }
 
 }  // namespace

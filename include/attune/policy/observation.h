@@ -26,6 +26,7 @@ enum class TrialOutcome {
   Refused,     // the gate refused the edited recipe (reason says why); no GPU time
   Unrunnable,  // the recipe cannot express the proposal, or the model says it cannot fit
   Duplicate,   // a recipe already measured or known infeasible: not launched again
+  Pending,     // approved and in flight beside others (--parallel): not judged yet
 };
 std::string to_string(TrialOutcome o);  // "accepted", ...
 std::optional<TrialOutcome> outcome_by_name(const std::string& name);
