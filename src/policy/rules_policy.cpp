@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "attune/sim/recipe_levers.h"
 #include "attune/sim/step_model.h"
@@ -17,6 +18,7 @@ namespace {
 constexpr std::size_t kLayoutCandidates = 16;  // corrected-search results turned into layout moves
 constexpr int kMaxExplorations = 8;            // moves tried although the model rates them neutral
 constexpr double kExploreFloor = -0.01;        // ... if it rates them no worse than this
+constexpr const char* kRevertRule = "explore:revert";  // undoing one value of a combination that fell short
 
 std::string value_of(const sim::Workload& w, const std::string& dimension) {
   for (const auto& [name, value] : sim::dimension_values(w)) {
@@ -109,6 +111,66 @@ double prediction_error(const std::vector<Observation>& history) {
   return n < 2 ? 0.03 : std::max(0.01, std::sqrt(ss / n));
 }
 
+const Observation* observation_of(const std::vector<Observation>& history, int trial) {
+  const auto o = std::find_if(history.begin(), history.end(), [&](const Observation& x) { return x.trial == trial; });
+  return o == history.end() ? nullptr : &*o;
+}
+
+// The values an accepted combination moved that may be what kept it short of
+// its prediction: where one of the incumbent's accepted multi-lever moves
+// delivered clearly less than predicted, its moved dimensions with the value
+// each had before it (still the incumbent's value now), and the shortfall.
+// Which of them fell short the step time alone cannot tell; reverting each
+// on its own can.
+struct Suspects {
+  std::map<std::string, std::string> before;  // dimension -> its value before the move
+  double shortfall = 0;                       // 1 - measured / predicted gain factor
+};
+
+Suspects suspects_of(const std::vector<Observation>& history, int incumbent, const sim::Workload& inc, double noise) {
+  Suspects out;
+  bool reverted = false;  // a revert accepted since: that combination's shortfall is accounted for
+  for (const Observation* o = observation_of(history, incumbent); o && o->trial != 0; o = observation_of(history, o->parent)) {
+    if (o->proposal.rule == kRevertRule) reverted = true;
+    if (reverted) continue;
+    const Observation* from = observation_of(history, o->parent);
+    if (!from || o->proposal.changes.size() < 2 || !o->proposal.predicted_gain || !o->tokens_per_s_per_gpu ||
+        !from->tokens_per_s_per_gpu || !o->workload || !from->workload || *from->tokens_per_s_per_gpu <= 0)
+      continue;
+    const double ratio = (*o->tokens_per_s_per_gpu / *from->tokens_per_s_per_gpu) / (1 + *o->proposal.predicted_gain);
+    if (ratio >= 1 - std::max(noise, 0.05)) continue;
+    out.shortfall = std::max(out.shortfall, 1 - ratio);
+    for (const std::string& d : moved_dimensions(*from->workload, *o->workload)) {
+      if (value_of(inc, d) == value_of(*o->workload, d)) out.before[d] = value_of(*from->workload, d);
+    }
+  }
+  return out;
+}
+
+// Whether `w` undoes only suspect values of `inc`, each back to its value before.
+bool reverts_suspects(const sim::Workload& inc, const sim::Workload& w, const Suspects& s) {
+  const std::vector<std::string> dims = moved_dimensions(inc, w);
+  return !dims.empty() && std::all_of(dims.begin(), dims.end(), [&](const std::string& d) {
+    const auto b = s.before.find(d);
+    return b != s.before.end() && b->second == value_of(w, d);
+  });
+}
+
+// Settings that undo one suspect value, or two where undoing one alone
+// cannot run (expert TP back to 1 needs the expert-parallel size it had).
+std::vector<sim::Workload> revert_moves(const CandidateSpace& space, const sim::Workload& inc, const Suspects& s) {
+  std::vector<sim::Workload> out;
+  if (s.before.empty()) return out;
+  for (const sim::Workload& w : space.one_lever_moves(inc)) {
+    if (!reverts_suspects(inc, w, s)) continue;
+    out.push_back(w);
+    for (const sim::Workload& w2 : space.one_lever_moves(w)) {
+      if (moved_dimensions(inc, w2).size() == 2 && reverts_suspects(inc, w2, s)) out.push_back(w2);
+    }
+  }
+  return out;
+}
+
 int explorations(const std::vector<Observation>& history) {
   return static_cast<int>(std::count_if(history.begin(), history.end(),
                                         [](const Observation& o) { return o.proposal.rule.rfind("explore:", 0) == 0; }));
@@ -181,6 +243,8 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
 
   std::vector<sim::Workload> pool = space_->one_lever_moves(inc);
   for (const sim::Workload& w : layouts(inc, c.history)) pool.push_back(layout_part(w, inc));
+  const Suspects suspects = suspects_of(c.history, c.incumbent_trial, inc, c.min_gain);
+  for (sim::Workload& w : revert_moves(*space_, inc, suspects)) pool.push_back(std::move(w));
 
   std::vector<Scored> scored;
   std::set<std::string> seen = {setting_key(inc)};
@@ -189,7 +253,8 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
     if (tried(c.history, w) || known_infeasible(c.history, w)) continue;
     const std::vector<std::string> dims = moved_dimensions(inc, w);
     if (dims.empty()) continue;
-    if (dims.size() > 1 && !book_.combination_for(dims)) continue;
+    const bool reverting = reverts_suspects(inc, w, suspects);
+    if (dims.size() > 1 && !reverting && !book_.combination_for(dims)) continue;
     const sim::Prediction p = sim::predict(w, pert, sim::Detail::Numbers);
     if (!p.ok || p.oom_risk > 0) continue;  // would run out of memory, or sit within the risk margin
     Scored s{w, p0.ok ? p.tokens_per_s_per_gpu / p0.tokens_per_s_per_gpu - 1 : 1.0, p.memory.total_gib, 0, "", "", "", dims.size() == 1};
@@ -215,20 +280,36 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
       s.stage = "search";
       s.rule = "model";
     }
-    if (!s.single) s.why = book_.combination_for(dims)->why + (s.why.empty() ? "" : "; " + s.why);
+    if (!s.single && book_.combination_for(dims)) s.why = book_.combination_for(dims)->why + (s.why.empty() ? "" : "; " + s.why);
     if (lesson_count > 0) s.why += fmt::format(" (earlier campaigns measured it {} times)", lesson_count);
     scored.push_back(std::move(s));
   }
 
   const bool fixing = !evidence.failure.empty();
   const Scored* choice = nullptr;
+  bool ablation = false;
   double best_gain = -1e9;
   for (const Scored& s : scored) best_gain = std::max(best_gain, s.gain);
   // Worth a trial while the best candidate may beat the noise: its predicted
   // gain plus how far predictions have been off (an upper bound, not a hope).
   const double error = prediction_error(c.history);
   const bool worth = best_gain > 0.002 && best_gain + error >= std::max(0.005, c.min_gain / 2);
-  if (fixing || worth) {
+  // Reverting one value of a combination that fell short, valued as if the
+  // whole shortfall were that value's (the corrected model spreads it
+  // evenly, which no measurement has told it): worth a trial before the
+  // rule book's next lever when that bound beats the lever's prediction.
+  const Scored* revert = nullptr;
+  double revert_value = std::max(best_gain, c.min_gain / 2);
+  for (const Scored& s : scored) {
+    if (!reverts_suspects(inc, s.workload, suspects)) continue;
+    const double undone = static_cast<double>(moved_dimensions(inc, s.workload).size());
+    const double bound = s.gain + suspects.shortfall * (1 - undone / static_cast<double>(suspects.before.size()));
+    if (bound > revert_value) revert = &s, revert_value = bound;
+  }
+  if (revert && !fixing) {
+    choice = revert;
+    ablation = true;
+  } else if (fixing || worth) {
     for (const Scored& s : scored) {
       if (fixing && s.stage != "fix" && std::any_of(scored.begin(), scored.end(), [](const Scored& x) { return x.stage == "fix"; }))
         continue;
@@ -252,10 +333,14 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
   std::string why;
   std::optional<Proposal> p = space_->proposal_to(c.incumbent, inc, choice->workload, why);
   if (!p) return {std::nullopt, "the best candidate cannot be spelled in the recipe: " + why};
-  p->rule = (worth || fixing ? "" : "explore:") + choice->rule;
+  p->rule = ablation ? kRevertRule : (worth || fixing ? "" : "explore:") + choice->rule;
   p->stage = choice->stage;
   p->why = choice->why.empty() ? fmt::format("the corrected model predicts {:+.1f}%", 100 * choice->gain)
                                : fmt::format("{} (corrected model: {:+.1f}%)", choice->why, 100 * choice->gain);
+  if (ablation)
+    p->why = fmt::format("an accepted combination delivered clearly less than predicted; undoing {} alone tells whether it "
+                         "is the part that fell short (corrected model: {:+.1f}%)",
+                         fmt::join(moved_dimensions(inc, choice->workload), " and "), 100 * choice->gain);
   p->predicted_gain = choice->gain;
   p->predicted_memory_gib = choice->memory_gib;
   return {std::move(p), ""};
