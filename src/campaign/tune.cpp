@@ -45,6 +45,7 @@ using policy::Observation;
 using policy::TrialOutcome;
 
 constexpr int kBaselineRuns = 2;
+constexpr int kSettledRuns = 4;         // runs of the incumbent before a campaign with budget left ends
 constexpr int kMaxIdleProposals = 40;   // proposals in a row that launch nothing before giving up
 constexpr double kCostMargin = 1.05;    // a run's expected cost is this much over the average so far
 
@@ -184,6 +185,8 @@ class Campaign {
   bool round(int first, int count);
   void judge_candidate(Trial& c);
   bool remeasure_incumbent();
+  bool rescreen();
+  bool settle_incumbent();
   bool verify();
   void search();
   void finish();
@@ -213,6 +216,7 @@ class Campaign {
   int incumbent_ = 0;
   int since_best_ = 0;
   bool stopped_ = false;
+  bool policy_done_ = false;    // the policy's last answer was that nothing is worth trying
   double attune_seconds_ = 0;
   std::chrono::steady_clock::time_point work_start_;
   double run_seconds_ = 0;      // wall time spent inside runs (not attune's own work)
@@ -582,6 +586,60 @@ bool Campaign::remeasure_incumbent() {
   return true;
 }
 
+// When the policy has nothing left: the candidate of the incumbent it was
+// proposed from whose one screening run came closest to the noise threshold
+// without reaching half of it (a gain above zero, where one noisy run may
+// well have hidden a real one) is measured again and judged on two runs.
+// Rejections at screening are provisional when the budget would otherwise
+// go unused. True when one was measured again.
+bool Campaign::rescreen() {
+  Trial* pick = nullptr;
+  double best = 0;
+  const double inc = median(incumbent().arm.run_means);
+  for (Trial& t : trials_) {
+    if (t.n == 0 || t.obs.outcome != TrialOutcome::Rejected || t.runs != 1 || t.parent != incumbent_ || t.arm.run_means.empty())
+      continue;
+    const double gain = inc > 0 ? median(t.arm.run_means) / inc - 1 : 0;
+    if (gain > best) pick = &t, best = gain;
+  }
+  if (!pick) return false;
+  const std::string stop_reason = result_.stop_reason;
+  const auto m = measure(*pick, "rescreen", 1);
+  if (!m) {
+    result_.stop_reason = stopped_ ? "interrupted" : stop_reason;
+    return false;
+  }
+  if (!m->ok) pick->obs.outcome = TrialOutcome::Failed;
+  else judge_candidate(*pick);
+  if (!journal_->find("rescreened", pick->n))
+    journal_->record({{"event", "rescreened"}, {"trial", pick->n}, {"outcome", policy::to_string(pick->obs.outcome)},
+                      {"reason", pick->obs.reason}});
+  for (TrialRecord& r : result_.history) {
+    if (r.trial != pick->n) continue;
+    r.outcome = policy::to_string(pick->obs.outcome);
+    r.reason = pick->obs.reason;
+    r.tokens_per_s_per_gpu = pick->obs.tokens_per_s_per_gpu;
+    r.gpu_hours = pick->obs.gpu_hours;
+    r.runs = pick->obs.runs;
+  }
+  note(fmt::format("trial {} measured again: {}", pick->n, pick->obs.reason));
+  if (pick->obs.outcome == TrialOutcome::Accepted) since_best_ = 0;
+  return !stopped_;
+}
+
+// When nothing is left to try or measure again: the incumbent measured once
+// more, up to kSettledRuns (a lucky first measurement otherwise hides every
+// later candidate, and a re-measurement can demote it). True when it was.
+bool Campaign::settle_incumbent() {
+  if (incumbent().runs >= kSettledRuns) return false;
+  const std::string stop_reason = result_.stop_reason;
+  if (!remeasure_incumbent()) {
+    result_.stop_reason = stopped_ ? "interrupted" : stop_reason;
+    return false;
+  }
+  return !stopped_;
+}
+
 void Campaign::judge_candidate(Trial& c) {
   int remeasures = 0;
   for (;;) {
@@ -638,8 +696,10 @@ std::optional<Trial> Campaign::propose_trial(int n) {
     const policy::PolicyAnswer a = policy_->propose(ctx);
     if (!a.proposal) {
       result_.stop_reason = a.stop_reason;
+      policy_done_ = true;
       return std::nullopt;
     }
+    policy_done_ = false;
     c.proposal = *a.proposal;
     journal_->record({{"event", "proposal"}, {"trial", n}, {"parent", incumbent_}, {"proposal", policy::to_json(c.proposal)},
                       {"policy", policy_->explain()}});
@@ -896,7 +956,10 @@ void Campaign::search() {
     }
     const int first = static_cast<int>(trials_.size());
     const int count = q_.max_trials > 0 ? std::min(q_.parallel, q_.max_trials - launched) : q_.parallel;
-    if (!round(first, count)) break;
+    if (!round(first, count)) {
+      if (policy_done_ && (rescreen() || settle_incumbent())) continue;
+      break;
+    }
     for (std::size_t n = static_cast<std::size_t>(first); n < trials_.size(); ++n) idle = trials_[n].runs > 0 ? 0 : idle + 1;
     if (idle >= kMaxIdleProposals) {
       result_.stop_reason = fmt::format("{} proposals in a row could not run", kMaxIdleProposals);
