@@ -951,6 +951,7 @@ void Campaign::search() {
       break;
     }
     if (since_best_ >= q_.patience) {
+      if (rescreen() || settle_incumbent()) continue;  // before giving up: close calls, then the incumbent, again
       result_.stop_reason = fmt::format("{} trials without a new best (patience)", q_.patience);
       break;
     }

@@ -49,7 +49,7 @@ TEST(Acceptance, ScreenConfirmAcceptRejectAndCloseCall) {
   const AcceptanceVerdict v = judge(Arm{{1100, 1102}, {1098, 1101, 1102, 1100, 1101, 1103, 1102, 1104}}, incumbent, 0.01, 0);
   EXPECT_EQ(v.decision, Decision::Accept);
   EXPECT_NEAR(v.gain, 0.0988, 1e-3);
-  EXPECT_NEAR(v.threshold, 0.02, 1e-9);  // 2 x 1% x sqrt(1/2 + 1/2)
+  EXPECT_NEAR(v.threshold, 0.015, 1e-9);  // 1.5 x 1% x sqrt(1/2 + 1/2)
   // Above half the threshold but not above it: re-measured, then rejected once the cap is reached.
   const Arm close{{1015, 1017}, {1014, 1015, 1016, 1015, 1017, 1016, 1018, 1017}};
   EXPECT_EQ(judge(close, incumbent, 0.01, 0).decision, Decision::Remeasure);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "../fixtures/llama3_8b_script.h"
 #include "attune/policy/baseline_policies.h"
 #include "attune/sim/step_model.h"
@@ -63,6 +66,32 @@ TEST(ModelCorrection, AMoveThatDidNotPayBecomesAnEffectOnItsValues) {
   EXPECT_NEAR(after / before, 1.0, 0.01);
 }
 
+TEST(ModelCorrection, SlowOffloadTransfersAreFittedAsTheirOwnTerm) {
+  const sim::Workload base = sim::workload_from_recipe(llama3_8b());
+  // The offload setting whose step the transfers' speed moves the most.
+  sim::Workload offload = base;
+  double sensitivity = 0;
+  sim::Perturbation slow;
+  slow.effects.push_back({sim::Term::Offload, 3.0, {}, "a host link three times slower", 0});
+  for (int layers : {2, 4, 8, 16, -1}) {
+    sim::Workload w = base;
+    w.knobs.offload_layers = layers;
+    const double nominal = sim::predict(w, {}, sim::Detail::Numbers).step_time_s;
+    const double slower = sim::predict(w, slow, sim::Detail::Numbers).step_time_s;
+    if (nominal > 0 && slower / nominal > sensitivity) offload = w, sensitivity = slower / nominal;
+  }
+  ASSERT_GT(sensitivity, 1.15) << "no offload setting of the fixture moves with the host link";
+  const double t0 = sim::predict(base, {}, sim::Detail::Numbers).step_time_s;
+  const double t1 = sim::predict(offload, slow, sim::Detail::Numbers).step_time_s;
+  const ModelCorrection c = fit_correction({{base, t0, std::nullopt, -1, false}, {offload, t1, std::nullopt, 0, false}});
+  EXPECT_GT(c.offload, 1.8);
+  EXPECT_NEAR(c.compute, 1, 0.1);  // not blamed on the compute, which the baseline pins
+  // The corrected model now expects what was measured, from the term (not only the lever effect).
+  ModelCorrection terms_only = c;
+  terms_only.lever_effects.clear();
+  EXPECT_NEAR(sim::predict(offload, terms_only.perturbation(), sim::Detail::Numbers).step_time_s / t1, 1, 0.15);
+}
+
 TEST(RulesPolicy, AnOomRulesOutLargerMicroBatchesAtThatSetting) {
   const sim::Workload base = sim::workload_from_recipe(llama3_8b());
   sim::Workload mbs2 = base, mbs4 = base, tp4 = base;
@@ -107,6 +136,56 @@ TEST(RulesPolicy, ProposesAMeasuredBetterMoveWithItsRuleAndNeverRepeatsOne) {
     Observation o = measured(n, 0, sim::workload_from_recipe(*edited), p.step_time_s, p.tokens_per_s_per_gpu);
     o.proposal = *a.proposal;
     history.push_back(o);
+  }
+}
+
+// An accepted combination that delivered far less than predicted: the next
+// proposal undoes one of its values, saying why.
+TEST(RulesPolicy, ACombinationThatFellShortHasItsValuesUndoneOneAtATime) {
+  const recipe::Recipe r = llama3_8b();
+  const gate::CorrectnessGate gate;
+  const CandidateSpace space(r, gate);
+  const sim::Workload& base = space.base();
+  const sim::Prediction p0 = sim::predict(base, {}, sim::Detail::Numbers);
+  // Two values moved together, both runnable alone and together.
+  std::optional<sim::Workload> jump;
+  for (const sim::Workload& a : space.one_lever_moves(base)) {
+    if (!sim::predict(a, {}, sim::Detail::Numbers).ok) continue;
+    for (const sim::Workload& b : space.one_lever_moves(a)) {
+      if (moved_dimensions(base, b).size() == 2 && sim::predict(b, {}, sim::Detail::Numbers).ok) jump = b;
+      if (jump) break;
+    }
+    if (jump) break;
+  }
+  ASSERT_TRUE(jump);
+  std::string why;
+  std::optional<Proposal> proposal = space.proposal_to(r, base, *jump, why);
+  ASSERT_TRUE(proposal) << why;
+  proposal->predicted_gain = 0.5;  // predicted +50%, measured +2%
+  const std::optional<recipe::Recipe> incumbent = apply_proposal(r, *proposal, why);
+  ASSERT_TRUE(incumbent) << why;
+  const sim::Workload inc = sim::workload_from_recipe(*incumbent);
+  Observation accepted = measured(1, 0, inc, p0.step_time_s / 1.02, 1.02 * p0.tokens_per_s_per_gpu);
+  accepted.outcome = TrialOutcome::Accepted;
+  accepted.proposal = *proposal;
+  const std::vector<Observation> history = {measured(0, 0, base, p0.step_time_s, p0.tokens_per_s_per_gpu), accepted};
+  const std::vector<Lesson> lessons;
+  RulesPolicy rules;
+  const PolicyContext ctx{r, *incumbent, 1, 1.02 * p0.tokens_per_s_per_gpu, 0.01, history, nullptr, gate, lessons, 7, 2};
+  const PolicyAnswer a = rules.propose(ctx);
+  ASSERT_TRUE(a.proposal) << a.stop_reason;
+  EXPECT_EQ(a.proposal->rule, "explore:revert");
+  EXPECT_NE(a.proposal->why.find("less than predicted"), std::string::npos) << a.proposal->why;
+  // Each change it makes takes a value of the combination back to where it was.
+  const std::vector<std::string> jumped = moved_dimensions(base, inc);
+  ASSERT_FALSE(a.proposal->changes.empty());
+  for (const DimensionChange& d : a.proposal->changes) {
+    EXPECT_NE(std::find(jumped.begin(), jumped.end(), d.dimension), jumped.end()) << d.dimension;
+    for (const auto& c : proposal->changes) {
+      if (c.dimension == d.dimension) {
+        EXPECT_EQ(d.to, c.from) << d.dimension;
+      }
+    }
   }
 }
 

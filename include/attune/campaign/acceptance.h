@@ -31,7 +31,7 @@ struct Arm {
 struct AcceptanceRule {
   double alpha = 0.05;
   double min_effect = 0.01;
-  double noise_k = 2;
+  double noise_k = 1.5;
   int max_remeasures = 2;
   int blocks_per_run = 4;
 };
