@@ -19,6 +19,7 @@
 #include "attune/campaign/concurrent_runs.h"
 #include "attune/campaign/directory_run.h"
 #include "attune/campaign/loss_check.h"
+#include "attune/campaign/run_measure.h"
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/cluster/cluster_factory.h"
@@ -33,6 +34,7 @@
 #include "attune/util/error.h"
 #include "attune/util/file.h"
 #include "attune/util/file_lock.h"
+#include "attune/util/json_input.h"
 #include "attune/util/unified_diff.h"
 #include "attune/util/statistics.h"
 
@@ -49,92 +51,8 @@ constexpr int kSettledRuns = 4;         // runs of the incumbent before a campai
 constexpr int kMaxIdleProposals = 40;   // proposals in a row that launch nothing before giving up
 constexpr double kCostMargin = 1.05;    // a run's expected cost is this much over the average so far
 
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-std::optional<double> opt_of(const nlohmann::json& j, const char* key) {
-  if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
-  return std::nullopt;
-}
-
-// What one run measured, as the journal keeps it.
-struct RunMeasure {
-  bool ok = false;
-  std::string state;
-  std::string failure;       // diagnoser class, or the run's state when the log says nothing
-  std::string evidence;
-  double tokens = 0, step_time_s = 0;
-  std::vector<double> blocks;
-  std::optional<double> peak_reserved_gib, headroom_gib;
-  LossCurve loss;
-  double gpu_hours = 0, elapsed_s = 0;
-  bool interrupted = false;
-};
-
-nlohmann::json to_json(const RunMeasure& m) {
-  nlohmann::json loss = nlohmann::json::array();
-  for (const auto& [s, v] : m.loss) loss.push_back({s, v});
-  return {{"ok", m.ok},           {"state", m.state},         {"failure", m.failure},
-          {"evidence", m.evidence}, {"tokens_per_s_per_gpu", m.tokens}, {"step_time_s", m.step_time_s},
-          {"blocks", m.blocks},   {"peak_reserved_gib", opt(m.peak_reserved_gib)},
-          {"headroom_gib", opt(m.headroom_gib)}, {"loss", loss}, {"gpu_hours", m.gpu_hours},
-          {"elapsed_s", m.elapsed_s}, {"interrupted", m.interrupted}};
-}
-
-RunMeasure measure_from_json(const nlohmann::json& j, const std::string& where) {
-  try {
-    RunMeasure m;
-    m.ok = j.at("ok").get<bool>();
-    m.state = j.value("state", "");
-    m.failure = j.value("failure", "");
-    m.evidence = j.value("evidence", "");
-    m.tokens = j.value("tokens_per_s_per_gpu", 0.0);
-    m.step_time_s = j.value("step_time_s", 0.0);
-    m.blocks = j.value("blocks", std::vector<double>{});
-    m.peak_reserved_gib = opt_of(j, "peak_reserved_gib");
-    m.headroom_gib = opt_of(j, "headroom_gib");
-    for (const auto& p : j.value("loss", nlohmann::json::array())) m.loss.emplace_back(p.at(0).get<long>(), p.at(1).get<double>());
-    m.gpu_hours = j.value("gpu_hours", 0.0);
-    m.elapsed_s = j.value("elapsed_s", 0.0);
-    m.interrupted = j.value("interrupted", false);
-    return m;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError({where, 0, 0}, "measurement", std::string("not a run measurement: ") + e.what());
-  }
-}
-
-RunMeasure measure_of(const DirectoryRunResult& r, const AcceptanceRule& rule) {
-  RunMeasure m;
-  m.state = cluster::to_string(r.status.state);
-  m.gpu_hours = r.gpu_hours;
-  m.elapsed_s = r.status.elapsed_s;
-  m.interrupted = r.status.state == cluster::RunState::Cancelled && r.status.reason == "interrupted";
-  const diagnose::Diagnosis* d = r.diagnosis ? &*r.diagnosis : nullptr;
-  if (d) {
-    if (d->tokens_per_s_per_gpu) m.tokens = *d->tokens_per_s_per_gpu;
-    if (d->step_time_s) m.step_time_s = *d->step_time_s;
-    m.peak_reserved_gib = d->peak_reserved_gib;
-    m.headroom_gib = d->headroom_gib;
-    m.loss = d->loss;
-    m.blocks = block_throughputs(d->steady_step_times_s, m.tokens, rule.blocks_per_run);
-    if (d->failure) {
-      m.failure = diagnose::to_string(d->failure->kind);
-      m.evidence = d->failure->evidence;
-    }
-  }
-  const bool completed = r.status.state == cluster::RunState::Completed;
-  if (!completed && m.failure.empty()) {
-    m.failure = r.status.state == cluster::RunState::Hang      ? "hang"
-                : r.status.state == cluster::RunState::Timeout ? "time_limit"
-                : r.status.state == cluster::RunState::NodeFail ? "node_failure"
-                                                                : m.state;
-    m.evidence = r.status.reason;
-  }
-  m.ok = completed && m.failure.empty() && m.tokens > 0;
-  if (completed && m.failure.empty() && m.tokens <= 0) {
-    m.failure = "unknown";
-    m.evidence = "the log gives no throughput";
-  }
-  return m;
-}
+using json_field::optional_json;
+using json_field::optional_number;
 
 struct Trial {
   int n = 0;
@@ -519,7 +437,7 @@ void Campaign::record_trial(const Trial& t) {
   if (!journal_->find("trial", t.n)) {
     journal_->record({{"event", "trial"}, {"trial", t.n}, {"outcome", policy::to_string(t.obs.outcome)},
                       {"reason", t.obs.reason}, {"failure", t.obs.failure}, {"runs", t.obs.runs},
-                      {"tokens_per_s_per_gpu", opt(t.obs.tokens_per_s_per_gpu)}, {"gpu_hours", t.obs.gpu_hours}});
+                      {"tokens_per_s_per_gpu", optional_json(t.obs.tokens_per_s_per_gpu)}, {"gpu_hours", t.obs.gpu_hours}});
   }
   TrialRecord rec;
   rec.trial = t.n;
@@ -1004,7 +922,7 @@ nlohmann::json to_json(const TuneResult& r) {
   for (const TrialRecord& t : r.history) {
     history.push_back({{"trial", t.trial}, {"parent", t.parent}, {"label", t.label}, {"rule", t.rule}, {"stage", t.stage},
                        {"why", t.why}, {"outcome", t.outcome}, {"reason", t.reason},
-                       {"tokens_per_s_per_gpu", opt(t.tokens_per_s_per_gpu)}, {"predicted_gain", opt(t.predicted_gain)},
+                       {"tokens_per_s_per_gpu", optional_json(t.tokens_per_s_per_gpu)}, {"predicted_gain", optional_json(t.predicted_gain)},
                        {"gpu_hours", t.gpu_hours}, {"runs", t.runs}});
   }
   nlohmann::json best = {{"tokens_per_s_per_gpu", r.best_tokens_per_s_per_gpu}, {"trial", r.best_trial}, {"edits", edits},

@@ -12,6 +12,7 @@
 #include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
 #include "attune/recipe/hardware.h"
+#include "attune/util/json_input.h"
 #include "attune/util/error.h"
 
 namespace attune::diagnose {
@@ -277,7 +278,7 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
 }
 
 namespace {
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+using json_field::optional_json;
 
 
 nlohmann::json timers_json(const Diagnosis& d) {
@@ -290,13 +291,13 @@ nlohmann::json timers_json(const Diagnosis& d) {
   const TimeBreakdown& b = d.time_breakdown;
   return {{"phases", phases},
           {"breakdown",
-           {{"total_ms", opt(b.total_ms)},
-            {"compute_ms", opt(b.compute_ms)},
-            {"dp_comm_ms", opt(b.dp_comm_ms)},
-            {"pp_comm_ms", opt(b.pp_comm_ms)},
-            {"data_ms", opt(b.data_ms)},
-            {"optimizer_ms", opt(b.optimizer_ms)},
-            {"straggler_spread", opt(b.straggler_spread)}}}};
+           {{"total_ms", optional_json(b.total_ms)},
+            {"compute_ms", optional_json(b.compute_ms)},
+            {"dp_comm_ms", optional_json(b.dp_comm_ms)},
+            {"pp_comm_ms", optional_json(b.pp_comm_ms)},
+            {"data_ms", optional_json(b.data_ms)},
+            {"optimizer_ms", optional_json(b.optimizer_ms)},
+            {"straggler_spread", optional_json(b.straggler_spread)}}}};
 }
 
 }  // namespace
@@ -314,25 +315,25 @@ nlohmann::json to_json(const Diagnosis& d) {
       {"steps", d.steps},
       {"last_step", d.last_step},
       {"throughput",
-       {{"tokens_per_s_per_gpu", opt(d.tokens_per_s_per_gpu)},
-        {"step_time_s", opt(d.step_time_s)},
-        {"samples_per_s", opt(d.samples_per_s)},
-        {"tflops_per_gpu", opt(d.tflops_per_gpu)},
-        {"mfu", opt(d.mfu)},
+       {{"tokens_per_s_per_gpu", optional_json(d.tokens_per_s_per_gpu)},
+        {"step_time_s", optional_json(d.step_time_s)},
+        {"samples_per_s", optional_json(d.samples_per_s)},
+        {"tflops_per_gpu", optional_json(d.tflops_per_gpu)},
+        {"mfu", optional_json(d.mfu)},
         {"flops_convention", d.flops_convention},
-        {"peak_tflops", opt(d.peak_tflops)},
+        {"peak_tflops", optional_json(d.peak_tflops)},
         {"source", d.throughput_source}}},
       {"steady_state",
        {{"samples", d.steady.samples_total},
         {"used", d.steady.samples_used},
         {"steps_used", d.steady.steps_used},
         {"drift", d.steady.drift}}},
-      {"noise", {{"cv", opt(d.steady.cv)}, {"ci95_s", {opt(d.steady.ci95_low_s), opt(d.steady.ci95_high_s)}}}},
+      {"noise", {{"cv", optional_json(d.steady.cv)}, {"ci95_s", {optional_json(d.steady.ci95_low_s), optional_json(d.steady.ci95_high_s)}}}},
       {"memory",
-       {{"peak_allocated_gib", opt(d.peak_allocated_gib)},
-        {"peak_reserved_gib", opt(d.peak_reserved_gib)},
-        {"capacity_gib", opt(d.capacity_gib)},
-        {"headroom_gib", opt(d.headroom_gib)}}},
+       {{"peak_allocated_gib", optional_json(d.peak_allocated_gib)},
+        {"peak_reserved_gib", optional_json(d.peak_reserved_gib)},
+        {"capacity_gib", optional_json(d.capacity_gib)},
+        {"headroom_gib", optional_json(d.headroom_gib)}}},
       {"loss", loss},
       {"timers", timers_json(d)},
       {"profile", d.profile ? to_json(*d.profile) : nlohmann::json(nullptr)},

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "attune/util/json_input.h"
+
 namespace attune::policy {
 
 namespace {
@@ -19,7 +21,7 @@ constexpr std::array<std::pair<TrialOutcome, const char*>, 9> kNames = {{
     {TrialOutcome::Pending, "pending"},
 }};
 
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+using json_field::optional_json;
 
 }  // namespace
 
@@ -44,9 +46,9 @@ nlohmann::json to_json(const Observation& o) {
           {"outcome", to_string(o.outcome)},
           {"reason", o.reason},
           {"failure", o.failure},
-          {"tokens_per_s_per_gpu", opt(o.tokens_per_s_per_gpu)},
-          {"step_time_s", opt(o.step_time_s)},
-          {"peak_memory_gib", opt(o.peak_memory_gib)},
+          {"tokens_per_s_per_gpu", optional_json(o.tokens_per_s_per_gpu)},
+          {"step_time_s", optional_json(o.step_time_s)},
+          {"peak_memory_gib", optional_json(o.peak_memory_gib)},
           {"runs", o.runs},
           {"gpu_hours", o.gpu_hours}};
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@
 
 namespace attune::json_field {
 
+// An optional number as JSON: the number, or null.
+inline nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+// A number field read back: nullopt when it is absent or not a number (null).
+inline std::optional<double> optional_number(const nlohmann::json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
 
 inline nlohmann::json number_json(double v) {
   if (std::isnan(v)) return "nan";
