@@ -53,6 +53,20 @@ std::string tune_args(const std::string& dir) {
   return "tune " + kScenario + " --out " + dir + " --seed 3 --no-lessons --max-trials 4 --json";
 }
 
+// Resumes the campaign killed in `dir` after event k and checks it ended as
+// the one never killed: the same trials, launches, GPU-hours and best.
+void expect_resumed_as(const std::string& dir, const nlohmann::json& expected, std::size_t k) {
+  const Ran resumed = run("tune --resume " + dir + " --json");
+  ASSERT_EQ(resumed.status, 0) << "after event " << k << ": " << resumed.out;
+  const auto got = summary(dir);
+  EXPECT_EQ(got["trials"], expected["trials"]) << "after event " << k;
+  EXPECT_EQ(got["launches"], expected["launches"]) << "after event " << k;
+  EXPECT_NEAR(got["gpu_hours"].get<double>(), expected["gpu_hours"].get<double>(), 1e-6) << "after event " << k;
+  EXPECT_NEAR(got["best"]["tokens_per_s_per_gpu"].get<double>(), expected["best"]["tokens_per_s_per_gpu"].get<double>(), 1e-6)
+      << "after event " << k;
+  EXPECT_EQ(got["best"]["edits"], expected["best"]["edits"]) << "after event " << k;
+}
+
 TEST(TuneCampaign, ASimulatedCampaignFindsAGainAndHandsBackTheTunedRecipe) {
   const std::string dir = scratch("plain");
   const Ran r = run(tune_args(dir));
@@ -100,14 +114,7 @@ TEST(TuneCampaign, KilledAfterAnyJournalEventAndResumedItEndsAsIfNeverKilled) {
       while (std::getline(j, line)) last = line;
       kinds.insert(nlohmann::json::parse(last)["event"].get<std::string>());
     }
-    const Ran resumed = run("tune --resume " + dir + " --json");
-    ASSERT_EQ(resumed.status, 0) << "after event " << k << ": " << resumed.out;
-    const auto got = summary(dir);
-    EXPECT_EQ(got["trials"], expected["trials"]) << "after event " << k;
-    EXPECT_EQ(got["launches"], expected["launches"]) << "after event " << k;
-    EXPECT_NEAR(got["gpu_hours"].get<double>(), expected["gpu_hours"].get<double>(), 1e-6) << "after event " << k;
-    EXPECT_NEAR(got["best"]["tokens_per_s_per_gpu"].get<double>(), expected["best"]["tokens_per_s_per_gpu"].get<double>(), 1e-6);
-    EXPECT_EQ(got["best"]["edits"], expected["best"]["edits"]);
+    expect_resumed_as(dir, expected, k);
     fs::remove_all(dir);
   }
   // The kill points covered every kind of event the campaign writes.
@@ -148,13 +155,7 @@ TEST(TuneCampaign, ParallelCandidatesAreInFlightTogetherAndResumeAsIfNeverKilled
   for (std::size_t k = 2; k < events.size(); k += 5) {
     const std::string dir = scratch("parallel-kill" + std::to_string(k));
     ASSERT_EQ(run(tune_args(dir) + args, "ATTUNE_TEST_KILL_AFTER_EVENTS=" + std::to_string(k)).status, 128 + SIGKILL);
-    const Ran resumed = run("tune --resume " + dir + " --json");
-    ASSERT_EQ(resumed.status, 0) << "after event " << k << ": " << resumed.out;
-    const auto got = summary(dir);
-    EXPECT_EQ(got["trials"], expected["trials"]) << "after event " << k;
-    EXPECT_EQ(got["launches"], expected["launches"]) << "after event " << k;
-    EXPECT_NEAR(got["gpu_hours"].get<double>(), expected["gpu_hours"].get<double>(), 1e-6) << "after event " << k;
-    EXPECT_EQ(got["best"]["edits"], expected["best"]["edits"]) << "after event " << k;
+    expect_resumed_as(dir, expected, k);
     fs::remove_all(dir);
   }
   fs::remove_all(whole);
