@@ -1,11 +1,13 @@
 #include "attune/campaign/sim_job.h"
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <fmt/ostream.h>
 
 #include "attune/sim/step_model.h"
+#include "attune/util/error.h"
 
 namespace attune::campaign {
 
@@ -28,6 +30,12 @@ sim::RunOutcome run_sim_job(const SimTarget& t, const SimJobOptions& o, std::ost
   const sim::RunOutcome outcome = sim::write_run_log(w, p, run, out);
   out.flush();
   return outcome;
+}
+
+sim::RunOutcome run_sim_job(const SimTarget& t, const SimJobOptions& o, const std::string& log_file) {
+  std::ofstream file(log_file, std::ios::app);
+  if (!file) throw InputError({log_file, 0, 0}, "--log", "cannot open for writing");
+  return run_sim_job(t, o, file);
 }
 
 }  // namespace attune::campaign

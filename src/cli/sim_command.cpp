@@ -6,7 +6,6 @@
 // Everything simulates the nominal model unless --truth asks for a
 // scenario's hidden truth.
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -95,13 +94,9 @@ int run_run(const RunArgs& a) {
 int run_job(const RunArgs& a) {
   if (!(a.time_scale > 0)) throw InputError({}, "--time-scale", "expected a positive number");
   const campaign::SimTarget t = campaign::load_sim_target(a.file, a.options, a.sim);
-  std::ofstream file;
-  if (!a.log_file.empty()) {
-    file.open(a.log_file, std::ios::app);
-    if (!file) throw InputError({a.log_file, 0, 0}, "--log", "cannot open for writing");
-  }
-  std::ostream& out = a.log_file.empty() ? std::cout : file;
-  return campaign::run_sim_job(t, {a.steps, a.flavour, a.time_scale}, out).failure.empty() ? 0 : 1;
+  const campaign::SimJobOptions o{a.steps, a.flavour, a.time_scale};
+  const sim::RunOutcome r = a.log_file.empty() ? campaign::run_sim_job(t, o, std::cout) : campaign::run_sim_job(t, o, a.log_file);
+  return r.failure.empty() ? 0 : 1;
 }
 
 int run_optimum(const OptimumArgs& a) {

@@ -22,4 +22,8 @@ struct SimJobOptions {
 // Writes the log to `out`; how the run ended.
 sim::RunOutcome run_sim_job(const SimTarget& t, const SimJobOptions& o, std::ostream& out);
 
+// The same, appended to `log_file` (a cluster job's log); InputError for
+// --log when it cannot be opened for writing.
+sim::RunOutcome run_sim_job(const SimTarget& t, const SimJobOptions& o, const std::string& log_file);
+
 }  // namespace attune::campaign
