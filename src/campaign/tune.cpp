@@ -47,7 +47,7 @@ using policy::Observation;
 using policy::TrialOutcome;
 
 constexpr int kBaselineRuns = 2;
-constexpr int kSettledRuns = 4;         // runs of the incumbent before a campaign with budget left ends
+constexpr int kSettledRuns = 8;         // most runs of the incumbent, or of a rejection measured again, before an end
 constexpr int kMaxIdleProposals = 40;   // proposals in a row that launch nothing before giving up
 constexpr double kCostMargin = 1.05;    // a run's expected cost is this much over the average so far
 
@@ -483,16 +483,20 @@ bool Campaign::baseline() {
   return true;
 }
 
-// Re-measures the incumbent (a close call), and takes it back when it no
-// longer beats the trial it replaced. False when no run could be made.
+// Re-measures the incumbent (a close call), and takes it back when the
+// measurements no longer say it beats the trial it replaced. False when no
+// run could be made.
 bool Campaign::remeasure_incumbent() {
   Trial& inc = incumbent();
   const auto m = measure(inc, "remeasure", 1);
   if (!m) return false;
   if (incumbent_ == 0 || !m->ok) return true;
   Trial& parent = trials_.at(static_cast<std::size_t>(inc.parent));
-  const AcceptanceVerdict v = judge(inc.arm, parent.arm, noise_cv(), rule_.max_remeasures, rule_);
-  if (v.decision == Decision::Accept) return true;
+  // Kept while it is still a close call or better: what takes it back is
+  // evidence that it is not faster (a gain below half the threshold), not a
+  // failure to prove again by a margin what it already proved once.
+  const AcceptanceVerdict v = judge(inc.arm, parent.arm, noise_cv(), 0, rule_);
+  if (v.decision != Decision::Reject) return true;
   journal_->record({{"event", "demoted"}, {"trial", inc.n}, {"back_to", parent.n}, {"verdict", to_json(v)}});
   note(fmt::format("trial {} re-measured: {}; back to trial {}", inc.n, v.why, parent.n));
   inc.obs.outcome = TrialOutcome::Demoted;
@@ -515,7 +519,8 @@ bool Campaign::rescreen() {
   double best = 0;
   const double inc = median(incumbent().arm.run_means);
   for (Trial& t : trials_) {
-    if (t.n == 0 || t.obs.outcome != TrialOutcome::Rejected || t.runs != 1 || t.parent != incumbent_ || t.arm.run_means.empty())
+    if (t.n == 0 || t.obs.outcome != TrialOutcome::Rejected || t.runs >= kSettledRuns || t.parent != incumbent_ ||
+        t.arm.run_means.empty())
       continue;
     const double gain = inc > 0 ? median(t.arm.run_means) / inc - 1 : 0;
     if (gain > best) pick = &t, best = gain;

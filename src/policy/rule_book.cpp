@@ -45,9 +45,22 @@ RuleCondition condition(const std::string& file, const YAML::Node& n) {
     else if (key == "moe") c.moe = boolean(file, v, key);
     else if (key == "pp_at_least") c.pp_at_least = static_cast<int>(number(file, v, key));
     else if (key == "tp_at_least") c.tp_at_least = static_cast<int>(number(file, v, key));
+    else if (key == "cp_at_least") c.cp_at_least = static_cast<int>(number(file, v, key));
     else throw InputError(yaml_where(file, kv.first), "when." + key, "unknown condition");
   }
   return c;
+}
+
+std::vector<std::string> parts(const std::string& file, const YAML::Node& n) {
+  if (!n.IsSequence()) throw InputError(yaml_where(file, n), "rules.acts_on", "expected a list of step parts");
+  std::vector<std::string> out;
+  for (const auto& p : n) {
+    out.push_back(yaml_scalar(file, p, "rules.acts_on"));
+    const auto& known = step_parts();
+    if (std::find(known.begin(), known.end(), out.back()) == known.end())
+      throw InputError(yaml_where(file, p), "rules.acts_on", "unknown step part '" + out.back() + "'");
+  }
+  return out;
 }
 
 const std::set<std::string>& directions() {
@@ -105,6 +118,13 @@ const LeverCombination* RuleBook::combination_for(const std::vector<std::string>
   return nullptr;
 }
 
+const std::vector<std::string>& step_parts() {
+  static const std::vector<std::string> p = {"compute", "recompute", "memory_bound", "tp_comm", "cp_comm",
+                                             "ep_comm", "dp_comm",   "pp_comm",      "bubble",  "optimizer",
+                                             "offload", "data",      "other"};
+  return p;
+}
+
 bool holds(const RuleCondition& c, const RuleEvidence& e) {
   if (c.failure && *c.failure != e.failure) return false;
   if (!c.failure && !e.failure.empty()) return false;  // a failed run: only the rules that fix it
@@ -116,6 +136,7 @@ bool holds(const RuleCondition& c, const RuleEvidence& e) {
   if (c.moe && e.moe != *c.moe) return false;
   if (c.pp_at_least && e.pp < *c.pp_at_least) return false;
   if (c.tp_at_least && e.tp < *c.tp_at_least) return false;
+  if (c.cp_at_least && e.cp < *c.cp_at_least) return false;
   return true;
 }
 
@@ -150,6 +171,7 @@ RuleBook parse_rule_book(const std::string& name, const std::string& text) {
       else if (key == "direction") r.direction = yaml_scalar(name, kv.second, key);
       else if (key == "why") r.why = yaml_scalar(name, kv.second, key);
       else if (key == "when") r.when = condition(name, kv.second);
+      else if (key == "acts_on") r.acts_on = parts(name, kv.second);
       else throw InputError(yaml_where(name, kv.first), "rules." + key, "unknown key");
     }
     if (r.id.empty() || r.lever.empty() || r.why.empty())

@@ -53,6 +53,7 @@ RuleEvidence evidence_of(const PolicyContext& c, const sim::Workload& inc, const
   e.moe = inc.model.is_moe();
   e.pp = inc.plan.pp;
   e.tp = inc.plan.tp;
+  e.cp = inc.plan.cp;
   if (c.last_diagnosis) {
     if (c.last_diagnosis->failure) e.failure = diagnose::to_string(c.last_diagnosis->failure->kind);
     e.headroom_gib = c.last_diagnosis->headroom_gib;
@@ -67,9 +68,30 @@ RuleEvidence evidence_of(const PolicyContext& c, const sim::Workload& inc, const
   return e;
 }
 
+// The share of the predicted step in the parts a rule's lever acts on, and
+// of the time the model cannot place: the most a move of it can win where
+// the model cannot say what it wins.
+double reach_of(const Rule& r, const sim::Prediction& p, double unexplained) {
+  using B = sim::StepBreakdown;
+  static const std::map<std::string, double B::*> seconds = {
+      {"compute", &B::compute_s}, {"recompute", &B::recompute_s}, {"memory_bound", &B::memory_bound_s},
+      {"tp_comm", &B::tp_comm_s}, {"cp_comm", &B::cp_comm_s},     {"ep_comm", &B::ep_comm_s},
+      {"dp_comm", &B::dp_comm_s}, {"pp_comm", &B::pp_comm_s},     {"bubble", &B::bubble_s},
+      {"optimizer", &B::optimizer_s}, {"offload", &B::offload_s}, {"data", &B::data_s},
+      {"other", &B::other_s}};
+  if (!p.ok || p.step_time_s <= 0) return 0;
+  double s = 0;
+  for (const std::string& part : r.acts_on) {
+    const auto f = seconds.find(part);
+    if (f != seconds.end()) s += p.breakdown.*(f->second);
+  }
+  return r.acts_on.empty() ? 0 : s / p.step_time_s + unexplained;
+}
+
 struct Scored {
   sim::Workload workload;
   double gain = 0;
+  double reach = 0;  // share of the incumbent's step its rule acts on
   double memory_gib = 0;
   int stage_rank = 0;
   std::string stage, rule, why;
@@ -114,6 +136,17 @@ double prediction_error(const std::vector<Observation>& history) {
 const Observation* observation_of(const std::vector<Observation>& history, int trial) {
   const auto o = std::find_if(history.begin(), history.end(), [&](const Observation& x) { return x.trial == trial; });
   return o == history.end() ? nullptr : &*o;
+}
+
+// The share of the incumbent's measured step the nominal model does not
+// account for: time in no part the model knows of, which any lever may be
+// what moves (a loader the model thinks free, a protocol it does not model).
+double unexplained_share(const std::vector<Observation>& history, int incumbent, const sim::Workload& inc) {
+  const Observation* o = observation_of(history, incumbent);
+  if (!o || !o->step_time_s || *o->step_time_s <= 0) return 0;
+  const sim::Prediction nominal = sim::predict(inc, sim::Perturbation{}, sim::Detail::Numbers);
+  if (!nominal.ok || nominal.step_time_s <= 0) return 0;
+  return std::max(0.0, 1 - nominal.step_time_s / *o->step_time_s);
 }
 
 // The values an accepted combination moved that may be what kept it short of
@@ -246,6 +279,7 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
   const Suspects suspects = suspects_of(c.history, c.incumbent_trial, inc, c.min_gain);
   for (sim::Workload& w : revert_moves(*space_, inc, suspects)) pool.push_back(std::move(w));
 
+  const double unexplained = unexplained_share(c.history, c.incumbent_trial, inc);
   std::vector<Scored> scored;
   std::set<std::string> seen = {setting_key(inc)};
   for (const sim::Workload& w : pool) {
@@ -257,7 +291,7 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
     if (dims.size() > 1 && !reverting && !book_.combination_for(dims)) continue;
     const sim::Prediction p = sim::predict(w, pert, sim::Detail::Numbers);
     if (!p.ok || p.oom_risk > 0) continue;  // would run out of memory, or sit within the risk margin
-    Scored s{w, p0.ok ? p.tokens_per_s_per_gpu / p0.tokens_per_s_per_gpu - 1 : 1.0, p.memory.total_gib, 0, "", "", "", dims.size() == 1};
+    Scored s{w, p0.ok ? p.tokens_per_s_per_gpu / p0.tokens_per_s_per_gpu - 1 : 1.0, 0, p.memory.total_gib, 0, "", "", "", dims.size() == 1};
     int lesson_count = 0;
     if (s.single) {
       const double learnt = lesson_effect(c.lessons, inc.plan.gpu, model_class(inc.model), recipe::to_string(c.original.framework()),
@@ -272,6 +306,7 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
         s.stage_rank = book_.stage_rank(r->stage);
         s.stage = r->stage;
         s.rule = r->id;
+        s.reach = reach_of(*r, p0, unexplained);
       }
       if (!s.why.empty()) s.why += "; ";
       s.why += r->why;
@@ -318,9 +353,13 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
         choice = &s;
     }
   } else if (explorations(c.history) < kMaxExplorations) {
+    // What the model cannot rate, tried where it acts on the most of the
+    // step, and only where that is more than the noise could hide.
+    const double floor = std::max(0.01, c.min_gain);
     for (const Scored& s : scored) {
-      if (s.stage == "search" || !s.single || s.gain < kExploreFloor) continue;
-      if (!choice || s.stage_rank < choice->stage_rank || (s.stage_rank == choice->stage_rank && s.gain > choice->gain))
+      if (s.stage == "search" || !s.single || s.gain < kExploreFloor || s.reach < floor) continue;
+      if (!choice || s.reach > choice->reach || (s.reach == choice->reach && s.stage_rank < choice->stage_rank) ||
+          (s.reach == choice->reach && s.stage_rank == choice->stage_rank && s.gain > choice->gain))
         choice = &s;
     }
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
 #include "attune/util/error.h"
@@ -57,6 +59,31 @@ TEST(RuleBook, MalformedBooksNameTheLineAndKey) {
   EXPECT_THROW(parse_rule_book("r.yaml", "stages: [fix]\nrules:\n  - {id: a, stage: fix, lever: mbs, direction: up, why: w, when: {colour: red}}\n"),
                InputError);
   EXPECT_THROW(parse_rule_book("r.yaml", "stagez: [fix]\n"), InputError);
+}
+
+TEST(RuleBook, ARuleNamesThePartsOfTheStepItActsOnAndAnUnknownPartIsRefused) {
+  const RuleBook b = parse_rule_book(
+      "r.yaml", "stages: [comm]\nrules:\n  - {id: a, stage: comm, lever: cp_comm, direction: any, why: w,\n"
+                "     acts_on: [cp_comm, dp_comm], when: {cp_at_least: 2}}\n");
+  ASSERT_EQ(b.rules.size(), 1u);
+  EXPECT_EQ(b.rules[0].acts_on, (std::vector<std::string>{"cp_comm", "dp_comm"}));
+  RuleEvidence e;
+  EXPECT_EQ(b.match("cp_comm", "p2p", "a2a", e), nullptr);  // no context parallelism: nothing to move
+  e.cp = 2;
+  EXPECT_NE(b.match("cp_comm", "p2p", "a2a", e), nullptr);
+  try {
+    parse_rule_book("r.yaml", "stages: [comm]\nrules:\n  - {id: a, stage: comm, lever: nvls, direction: any, why: w,\n"
+                              "     acts_on: [network]}\n");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "rules.acts_on");
+    EXPECT_NE(std::string(e.what()).find("network"), std::string::npos) << e.what();
+  }
+  // Every rule of the built-in book that can be explored names parts the step has.
+  for (const Rule& r : builtin_rule_book().rules) {
+    for (const std::string& part : r.acts_on)
+      EXPECT_NE(std::find(step_parts().begin(), step_parts().end(), part), step_parts().end()) << r.id;
+  }
 }
 
 TEST(Policies, TheRegistryKnowsEveryBaselineAndRefusesOthers) {

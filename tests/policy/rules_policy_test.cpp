@@ -189,6 +189,48 @@ TEST(RulesPolicy, ACombinationThatFellShortHasItsValuesUndoneOneAtATime) {
   }
 }
 
+// A book of two levers the nominal model cannot rate, the first in the
+// earlier stage.
+RuleBook two_blind_levers(const std::string& first_acts_on, const std::string& second_acts_on) {
+  return parse_rule_book("r.yaml", "stages: [early, late]\nrules:\n"
+                                   "  - {id: early.proto, stage: early, lever: nccl_proto, direction: any, why: w, acts_on: [" +
+                                       first_acts_on +
+                                       "]}\n"
+                                       "  - {id: late.connections, stage: late, lever: max_connections, direction: any, why: w, acts_on: [" +
+                                       second_acts_on + "]}\n");
+}
+
+// Where no move is predicted to beat the noise, the policy explores what the
+// model cannot rate where it acts on the most of the step; a lever acting on
+// less of the step than the noise threshold is not tried, unless the
+// measured step holds time the model cannot place.
+TEST(RulesPolicy, ExplorationsGoWhereTheLeverActsOnMoreOfTheStepThanTheNoise) {
+  const recipe::Recipe r = llama3_8b();
+  const gate::CorrectnessGate gate;
+  const sim::Workload base = sim::workload_from_recipe(r);
+  const sim::Prediction p = sim::predict(base, {}, sim::Detail::Numbers);
+  ASSERT_GT((p.breakdown.compute_s + p.breakdown.recompute_s) / p.step_time_s, 0.5);
+  ASSERT_LT(p.breakdown.data_s / p.step_time_s, 0.05);
+  const std::vector<Lesson> lessons;
+  const double noise = 0.5;  // no move the model rates is worth a trial against it
+  auto propose = [&](const RuleBook& book, double measured_step_s) {
+    const std::vector<Observation> history = {measured(0, 0, base, measured_step_s, p.tokens_per_s_per_gpu)};
+    RulesPolicy rules(book);
+    return rules.propose({r, r, 0, p.tokens_per_s_per_gpu, noise, history, nullptr, gate, lessons, 7, 1});
+  };
+  // The later stage's lever acts on compute; the earlier one's on data loading, which is almost nothing here.
+  const PolicyAnswer a = propose(two_blind_levers("data", "compute, recompute"), p.step_time_s);
+  ASSERT_TRUE(a.proposal) << a.stop_reason;
+  EXPECT_EQ(a.proposal->rule, "explore:late.connections");
+  // Neither acts on enough of the step to show above the noise.
+  const PolicyAnswer none = propose(two_blind_levers("data", "data"), p.step_time_s);
+  EXPECT_FALSE(none.proposal) << none.proposal->rule;
+  // A measured step 2.5 times the model's: most of it is in no part the model knows, and either may move it.
+  const PolicyAnswer slow = propose(two_blind_levers("data", "data"), 2.5 * p.step_time_s);
+  ASSERT_TRUE(slow.proposal) << slow.stop_reason;
+  EXPECT_EQ(slow.proposal->rule, "explore:early.proto");
+}
+
 TEST(BaselinePolicies, RandomIsReproducibleFromTheSeedAndGridWalksLeverByLever) {
   const recipe::Recipe r = llama3_8b();
   const gate::CorrectnessGate gate;

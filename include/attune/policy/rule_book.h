@@ -16,7 +16,7 @@ struct RuleCondition {
   std::optional<double> headroom_gib_at_least, headroom_gib_below;
   std::optional<double> exposed_comm_share_at_least, bubble_share_at_least;
   std::optional<bool> launch_bound, moe;
-  std::optional<int> pp_at_least, tp_at_least;
+  std::optional<int> pp_at_least, tp_at_least, cp_at_least;
 };
 
 struct Rule {
@@ -26,6 +26,7 @@ struct Rule {
   std::string direction;   // up | down | on | off | any
   RuleCondition when;
   std::string why;
+  std::vector<std::string> acts_on;  // parts of the step (StepBreakdown's) the lever can shorten
   int line = 0;
 };
 
@@ -42,7 +43,7 @@ struct RuleEvidence {
   double bubble_share = 0;
   double launch_share = 0;                // launch-bound and host work / step
   bool moe = false;
-  int pp = 1, tp = 1;
+  int pp = 1, tp = 1, cp = 1;
 };
 
 struct RuleBook {
@@ -66,6 +67,8 @@ const RuleBook& builtin_rule_book();
 RuleBook parse_rule_book(const std::string& name, const std::string& yaml_text);
 
 bool holds(const RuleCondition& c, const RuleEvidence& e);
+// The parts of the step a rule's acts_on may name (StepBreakdown's, without _s).
+const std::vector<std::string>& step_parts();
 // Whether moving from `from` to `to` goes `direction` (numbers compare as
 // numbers; none < selective < full, off < on, false < true, zero-N by N).
 bool goes(const std::string& direction, const std::string& from, const std::string& to);
