@@ -7,7 +7,7 @@
 
 #include "attune/cli/commands.h"
 #include "attune/gate/correctness_gate.h"
-#include "attune/recipe/key_path.h"
+#include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
 
 namespace attune::cli {
@@ -24,17 +24,19 @@ struct CheckArgs {
   bool json = false;
 };
 
-// The candidate as a copy of the original with raw key edits (KEY=VALUE; Hydra
-// `+key=`/`++key=` and HyperPod `recipes.key=` spellings accepted).
+// The candidate: a copy of the original with each edit applied as `attune
+// recipe set` applies it (Recipe::set: a canonical lever or a raw key path,
+// with the follow-ups that keep the global batch). A key the file does not
+// have is added, for the gate to judge.
 recipe::Recipe apply_edits(const recipe::Recipe& original, const std::vector<std::string>& edits) {
   recipe::Recipe candidate = original;
   for (const auto& edit : edits) {
-    size_t eq = edit.find('=');
-    if (eq == std::string::npos || eq == 0) throw InputError({}, edit, "expected KEY=VALUE for --edit");
-    std::string key = recipe::strip_override_prefix(edit.substr(0, eq));
-    recipe::Document& doc = candidate.document();
-    std::string path = doc.find(key) ? key : candidate.adapter().doc_key(candidate, key);
-    doc.set(path, recipe::Value::parse(edit.substr(eq + 1)));
+    const std::size_t eq = edit.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError({}, "--edit",
+                       "expected LEVER=VALUE (e.g. tp=2, --micro-batch-size=4, env.NCCL_ALGO=Ring), got '" + edit + "'");
+    }
+    candidate.set(edit.substr(0, eq), edit.substr(eq + 1), /*allow_new_key=*/true);
   }
   return candidate;
 }
@@ -73,7 +75,7 @@ void print_human(const gate::Verdict& v) {
 
 int run_check(CheckArgs& a) {
   if (a.candidate.empty() == a.edits.empty()) {
-    throw InputError({}, "CANDIDATE", "give either a CANDIDATE file or one or more --edit KEY=VALUE");
+    throw InputError({}, "CANDIDATE", "give either a CANDIDATE file or one or more --edit LEVER=VALUE");
   }
   if (a.unknown_keys != "refuse" && a.unknown_keys != "parity") {
     throw InputError({}, "--unknown-keys", "expected refuse or parity, got '" + a.unknown_keys + "'");
@@ -104,8 +106,10 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("ORIGINAL", args->original, "The original recipe (or attune wrapper file)")->required();
   cmd->add_option("CANDIDATE", args->candidate, "The candidate recipe, same framework (or use --edit)");
   cmd->add_option("--edit", args->edits,
-                  "KEY=VALUE applied to a copy of ORIGINAL to make the candidate (repeatable; Hydra +key= and "
-                  "recipes.key= spellings accepted)");
+                  "LEVER=VALUE applied to a copy of ORIGINAL to make the candidate, as `attune recipe set` applies "
+                  "it: a canonical lever (tp=2, mbs=4, recompute=selective) or a raw key path (--lr=1e-3, "
+                  "training.local_batch_size=2, env.NCCL_ALGO=Ring; Hydra +key= and recipes.key= spellings "
+                  "accepted), with the same follow-ups (repeatable)");
   cmd->add_option("--allow", args->gate.allow,
                   "Accept a numerics change by name (repeatable): fp8, fp4, bf16_grad_reduce, optimizer_precision, "
                   "router_dtype, determinism, vocab_padding, ...");

@@ -1,11 +1,15 @@
 // `attune cluster check NAME`: whether a cluster definition can run anything
 // (commands found, controller reachable, partitions and GPU types exist), and
 // `attune cluster list`: the clusters attune knows.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "attune/cli/commands.h"
+#include "attune/cli/flag_checks.h"
 #include "attune/cluster/cluster_check.h"
 #include "attune/cluster/cluster_config.h"
+#include "attune/util/error.h"
 #include "attune/util/file.h"
 
 namespace attune::cli {
@@ -24,8 +28,28 @@ std::vector<cluster::ClusterDefinition> definitions(const ClusterArgs& a) {
                                            default_location);
 }
 
+// NAME must be a defined cluster: if not, say where attune looked (the
+// built-ins and the clusters file) and which names there are.
+void refuse_undefined(const std::vector<cluster::ClusterDefinition>& defs, const ClusterArgs& a) {
+  std::vector<std::string> names;
+  for (const auto& d : defs) {
+    if (d.name == a.name) return;
+    names.push_back(d.name);
+  }
+  const bool default_location = a.clusters_file.empty();
+  const std::string path = default_location ? cluster::default_clusters_path() : a.clusters_file;
+  const std::string file = default_location && !std::filesystem::exists(path)
+                               ? path + " (the default clusters file, which does not exist)"
+                               : path;
+  throw InputError({}, "",
+                   fmt::format("cluster '{}' is not defined: looked in the built-in clusters and in {}; the defined "
+                               "clusters are {}",
+                               a.name, file, join_names(names)));
+}
+
 int run_check(const ClusterArgs& a) {
   const auto defs = definitions(a);
+  refuse_undefined(defs, a);
   const cluster::ClusterDefinition& def = cluster::find_cluster(defs, a.name);
   cluster::CheckContext c;
   c.attune_binary = current_executable("");
@@ -67,7 +91,7 @@ int run_list(const ClusterArgs& a) {
 void add_common(CLI::App& cmd, ClusterArgs& a) {
   cmd.add_option("--clusters", a.clusters_file,
                  "Cluster definitions (YAML; default ~/.config/attune/clusters.yaml when it exists)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd.add_flag("--json", a.json, "Print JSON");
 }
 

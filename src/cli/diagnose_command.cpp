@@ -4,7 +4,9 @@
 
 #include "attune/cli/commands.h"
 #include "attune/cli/diagnosis_output.h"
+#include "attune/cli/flag_checks.h"
 #include "attune/diagnose/diagnosis.h"
+#include "attune/diagnose/log_parser.h"
 #include "attune/diagnose/recipe_context.h"
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
@@ -83,16 +85,19 @@ void add_diagnose_command(CLI::App& app) {
                   "`nsys stats --format csv` cuda_gpu_trace / cuda_gpu_kern_sum report: compute, communication, "
                   "exposed communication and idle time, top kernels");
   cmd->add_option("--framework", args->framework,
-                  "Log format when it cannot be told from the text: megatron, bridge, nemo, automodel, torchtitan, "
-                  "deepspeed, hf");
+                  "The log's format, named by the framework that printed it, when it cannot be told from the text "
+                  "(a log format, not a recipe framework), one of: " + join_names(diagnose::parser_names()))
+      ->check(one_of(diagnose::parser_names(), "framework", "", " for the log format"));
   cmd->add_option("--recipe", args->recipe,
                   "The run's recipe: supplies global batch, sequence length, world size, model and GPU for "
                   "tokens/s, TFLOP/s and MFU");
   cmd->add_option("--model", args->model, "Model preset for the FLOPs when the recipe does not say");
-  cmd->add_option("--gpu", args->gpu, "GPU type (h100, h200, b200): peak for MFU and HBM for headroom");
-  cmd->add_option("--world", args->world, "GPUs in the job")->check(CLI::PositiveNumber);
-  cmd->add_option("--seq-len", args->seq_len, "Sequence length in tokens")->check(CLI::PositiveNumber);
-  cmd->add_option("--global-batch", args->global_batch, "Global batch in samples per step")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu", args->gpu, "GPU type (h100, h200, b200): peak for MFU and HBM for headroom")
+      ->check(gpu_type());
+  cmd->add_option("--world", args->world, "GPUs in the job")->check(whole_number(1));
+  cmd->add_option("--seq-len", args->seq_len, "Sequence length in tokens")->check(whole_number(1, LLONG_MAX));
+  cmd->add_option("--global-batch", args->global_batch, "Global batch in samples per step")
+      ->check(whole_number(1, LLONG_MAX));
   cmd->add_flag("--json", args->json,
                 "Print JSON: {framework, steps, throughput: {tokens_per_s_per_gpu, step_time_s, tflops_per_gpu, mfu, "
                 "flops_convention}, noise: {cv}, memory: {...}, loss: [[step, value]], timers, failure, profile}");

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attune/cli/commands.h"
+#include "attune/cli/parse_error.h"
 #include "attune/util/error.h"
 
 int main(int argc, char** argv) {
@@ -28,8 +29,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // --help and --version exit 0; every other parse error is bad input (2),
+    // printed as `attune: error: ...` in plain words.
+    return attune::cli::report_parse_error(app, e);
   } catch (const attune::InputError& e) {
     std::cerr << "attune: error: " << e.what() << "\n";
     return 2;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "attune/cli/commands.h"
+#include "attune/cli/parse_error.h"
 #include "attune/recipe/recipe.h"
 #include "attune/recipe/recipe_diff.h"
 #include "attune/util/error.h"
@@ -17,6 +18,7 @@ namespace {
 struct SetArgs {
   std::string file;
   std::string assignment;
+  std::vector<std::string> extras;  // what CLI11 left over: a `--key=value` edit after FILE
   std::string output;
   recipe::RecipeOptions options;
   bool add = false;
@@ -29,12 +31,36 @@ struct DiffArgs {
   bool json = false;
 };
 
+// The one edit: the EDIT positional, or an unknown `--flag=value` after FILE
+// (the raw key spelling `recipe set FILE --micro-batch-size=2`, which CLI11
+// leaves over as an extra), split at its first '='.
 std::pair<std::string, std::string> split_assignment(const SetArgs& a) {
-  size_t eq = a.assignment.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw InputError({}, a.assignment, "expected LEVER=VALUE (e.g. tp=2, --micro-batch-size=4, env.NCCL_ALGO=Ring)");
+  std::vector<std::string> edits;
+  if (!a.assignment.empty()) edits.push_back(a.assignment);
+  for (const auto& extra : a.extras) {
+    if (extra == "--") continue;  // the mark that ends the options, kept by CLI11
+    const std::size_t eq = extra.find('=');
+    if (extra.rfind("--", 0) == 0 && eq != std::string::npos && eq > 2) {
+      edits.push_back(extra);
+    } else if (extra.rfind("--", 0) == 0) {
+      throw InputError({}, "", unexpected_argument_message("attune recipe set", extra) +
+                                   "; a raw key edit is written KEY=VALUE in one argument, e.g. " + extra + "=2");
+    } else {
+      throw InputError({}, "", unexpected_argument_message("attune recipe set", extra));
+    }
   }
-  return {a.assignment.substr(0, eq), a.assignment.substr(eq + 1)};
+  if (edits.empty()) {
+    throw InputError({}, "EDIT", "missing the edit: give LEVER=VALUE (e.g. tp=2, --micro-batch-size=4, env.NCCL_ALGO=Ring)");
+  }
+  if (edits.size() > 1) {
+    throw InputError({}, "EDIT", "one edit at a time, got '" + edits[0] + "' and '" + edits[1] + "'");
+  }
+  const std::string& edit = edits.front();
+  const std::size_t eq = edit.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError({}, edit, "expected LEVER=VALUE (e.g. tp=2, --micro-batch-size=4, env.NCCL_ALGO=Ring)");
+  }
+  return {edit.substr(0, eq), edit.substr(eq + 1)};
 }
 
 void print_plan_delta(const recipe::Plan& b, const recipe::Plan& a) {
@@ -99,17 +125,23 @@ void add_set(CLI::App& recipe_cmd) {
       "set", "Apply one lever edit, re-solve what must follow (grad accumulation or an explicit global batch so the "
              "global batch is kept; DP from the world size) and show the edit with its follow-ups.");
   cmd->add_option("FILE", args->file, "Recipe file or attune wrapper file")->required();
+  // Not ->required(): a raw `--key=value` edit arrives as an extra (allow_extras)
+  // and is taken as EDIT; split_assignment says when there is none.
   cmd->add_option("EDIT", args->assignment,
-                  "LEVER=VALUE: a canonical lever (tp=2, mbs=4, recompute=selective) or a raw key path "
-                  "(training.local_batch_size=2, --micro-batch-size=2, env.NCCL_ALGO=Ring)")
-      ->required();
+                  "LEVER=VALUE (required): a canonical lever (tp=2, mbs=4, recompute=selective) or a raw key path "
+                  "(training.local_batch_size=2, --micro-batch-size=2, env.NCCL_ALGO=Ring; `--` before it is "
+                  "needed only when the key is one of attune's own flags, e.g. -- --nodes=2)");
+  cmd->allow_extras();
   cmd->add_option("-o,--output", args->output,
                   "Write the edited recipe here, in the same format (atomic; may be FILE itself). "
                   "Without it nothing is written");
   cmd->add_flag("--add", args->add, "Allow adding a key that is neither a known lever nor already in the file");
   cmd->add_flag("--json", args->json, "Print JSON: {lever, changes, follow_ups, plan_before, plan_after}");
   add_recipe_options(*cmd, args->options);
-  cmd->callback([args]() { command_status() = run_set(*args); });
+  cmd->callback([args, cmd]() {
+    args->extras = cmd->remaining();
+    command_status() = run_set(*args);
+  });
 }
 
 void add_diff(CLI::App& recipe_cmd) {

@@ -11,6 +11,7 @@
 #include "attune/campaign/single_run.h"
 #include "attune/cli/commands.h"
 #include "attune/cli/diagnosis_output.h"
+#include "attune/cli/flag_checks.h"
 #include "attune/cli/interrupt_flag.h"
 
 namespace attune::cli {
@@ -105,24 +106,24 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--clusters", q.clusters_file,
                   "Cluster definitions (YAML; default ~/.config/attune/clusters.yaml when it exists)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   cmd->add_option("--run-dir", q.run_dir,
                   "Directory for the run: the recipe as launched, the batch script, the log and the journal (default "
                   "attune-runs/<recipe>-<time>). Must be visible from every node of the cluster");
   cmd->add_option("--budget-gpu-hours", q.budget_gpu_hours,
                   "GPU-hours the run may spend: its time limit is cut to what this pays for")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_flag("--to-end", q.to_end,
                 "Let a real run go on to its own end (or its time limit) instead of stopping it after the steps to "
                 "measure");
   cmd->add_option("--hang-factor", q.hang_factor,
                   "A run is a hang when no new step came for this many times its expected step time (at least 120 s)")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   cmd->add_option("--startup-allowance", q.startup_allowance_s,
                   "Seconds a run may take before its first step (start-up, compilation, data loading) before the "
                   "watchdog calls it a hang")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_flag("--json", args->json,
                 "Print {cluster, backend, run, id, reattached, state, reason, elapsed_s, gpu_hours, time_limit_s, "

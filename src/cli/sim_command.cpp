@@ -9,9 +9,13 @@
 #include <iostream>
 #include <memory>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "attune/campaign/sim_job.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/cli/commands.h"
+#include "attune/cli/flag_checks.h"
 #include "attune/cli/sim_output.h"
 #include "attune/cli/truth_flags.h"
 #include "attune/gate/correctness_gate.h"
@@ -26,6 +30,11 @@
 namespace attune::cli {
 
 namespace {
+
+// --log-format: one of the simulator's log formats (help shows them beside the type).
+CLI::Validator log_format() {
+  return one_of(sim::log_flavours(), "log format", "{" + fmt::format("{}", fmt::join(sim::log_flavours(), ",")) + "}");
+}
 
 struct PredictArgs {
   std::string file;
@@ -170,9 +179,9 @@ void add_sim_command(CLI::App& app) {
   r->add_option("RECIPE", run->file, "Recipe file, attune wrapper file, or scenario file or directory")->required();
   add_recipe_options(*r, run->options);
   add_truth_flags(*r, run->sim, true);
-  r->add_option("--steps", run->steps, "Training steps to print")->check(CLI::PositiveNumber);
+  r->add_option("--steps", run->steps, "Training steps to print")->check(whole_number(1));
   r->add_option("--log-format", run->flavour, "Log format (default: the recipe framework's own)")
-      ->check(CLI::IsMember(sim::log_flavours()));
+      ->check(log_format());
   r->callback([run]() { command_status() = run_run(*run); });
 
   auto job = std::make_shared<RunArgs>();
@@ -183,12 +192,12 @@ void add_sim_command(CLI::App& app) {
   j->add_option("RECIPE", job->file, "Recipe file, attune wrapper file, or scenario file or directory")->required();
   add_recipe_options(*j, job->options);
   add_truth_flags(*j, job->sim, true);
-  j->add_option("--steps", job->steps, "Training steps to run")->check(CLI::PositiveNumber);
+  j->add_option("--steps", job->steps, "Training steps to run")->check(whole_number(1));
   j->add_option("--log-format", job->flavour, "Log format (default: the recipe framework's own)")
-      ->check(CLI::IsMember(sim::log_flavours()));
+      ->check(log_format());
   j->add_option("--time-scale", job->time_scale,
                 "Simulated seconds per real second (100: a 10-minute run takes 6 s)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   j->add_option("--log", job->log_file, "Append the log to this file instead of standard output");
   j->callback([job]() { command_status() = run_job(*job); });
 
@@ -205,7 +214,7 @@ void add_sim_command(CLI::App& app) {
   o->add_option("--allow", optimum->gate.allow, "Numerics change the search may make (fp8); repeatable");
   o->add_option("--candidates", optimum->candidates,
                 "Ranked candidates turned into recipes and checked by the gate before giving up (default 32)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1));
   o->add_flag("--json", optimum->json,
               "Print JSON: {optimum: {tokens_per_s_per_gpu, edits, plan, prediction}, prior_optimum: {edits, "
               "prior_tokens_per_s_per_gpu, true_tokens_per_s_per_gpu, true_failure}, prior_regret, greedy: "
@@ -220,7 +229,7 @@ void add_sim_command(CLI::App& app) {
                    "budget; and whether the set meets the benchmark's targets (exit 1 when not)");
   sc->add_option("DIR", scenarios->dir, "Directory of scenario directories, or one scenario directory")
       ->capture_default_str()
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_directory());
   sc->add_flag("--record", scenarios->record,
                "Write each scenario's figures into its harness.yaml (what `ctest -L scenarios` holds the simulator "
                "to); run after changing the model or a truth");
@@ -236,7 +245,7 @@ void add_sim_command(CLI::App& app) {
                "hidden truth over the true optimum (0 when the gate refuses it against the scenario's recipe or it "
                "fails under the truth; x (1 - late-OOM risk) near the memory limit). For the harness and people");
   sco->add_option("SCENARIO", score->scenario, "Scenario directory or scenario.yaml")->required();
-  sco->add_option("TUNED", score->tuned, "The tuned recipe or wrapper file")->required()->check(CLI::ExistingFile);
+  sco->add_option("TUNED", score->tuned, "The tuned recipe or wrapper file")->required()->check(existing_file());
   add_recipe_options(*sco, score->options);
   sco->add_option("--allow", score->gate.allow, "Numerics changes the tuned recipe may make (fp8); repeatable");
   sco->add_flag("--json", score->json,

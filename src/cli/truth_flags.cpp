@@ -1,5 +1,7 @@
 #include "attune/cli/truth_flags.h"
 
+#include "attune/cli/flag_checks.h"
+
 namespace attune::cli {
 
 void add_truth_flags(CLI::App& cmd, campaign::TruthChoice& truth, bool seed) {
@@ -8,8 +10,11 @@ void add_truth_flags(CLI::App& cmd, campaign::TruthChoice& truth, bool seed) {
                "benchmark harness and for people: a tuning policy never sees the truth");
   cmd.add_option("--truth-file", truth.truth_file,
                  "Simulate under this truth file (docs/scenarios.md: factors, signed lever effects, failures, noise)")
-      ->check(CLI::ExistingFile);
-  if (seed) cmd.add_option("--seed", truth.seed, "Seed of the run's noise (default: the truth's seed, else 1)");
+      ->check(existing_file());
+  if (seed) {
+    cmd.add_option("--seed", truth.seed, "Seed of the run's noise (default: the truth's seed, else 1)")
+        ->check(whole_number(0, LLONG_MAX));
+  }
 }
 
 }  // namespace attune::cli

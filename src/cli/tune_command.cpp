@@ -11,6 +11,7 @@
 #include "attune/campaign/budget.h"
 #include "attune/campaign/tune.h"
 #include "attune/cli/commands.h"
+#include "attune/cli/flag_checks.h"
 #include "attune/cli/interrupt_flag.h"
 #include "attune/policy/policy.h"
 #include "attune/util/error.h"
@@ -124,16 +125,22 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--policy", args->request.policy, "Who proposes the trials: " + names + " (default rules)");
   cmd->add_option("--out", args->request.out_dir, "Campaign directory (default campaigns/<recipe>-<time>)");
   cmd->add_option("--resume", args->resume, "Carry on the campaign in this directory (its inputs are its own)");
-  cmd->add_option("--max-trials", args->request.max_trials, "Stop after this many launched trials (default: no limit)");
-  cmd->add_option("--parallel", args->request.parallel, "Candidates screened at once, each run in flight together; the worst case of each is held against the budget while it runs (default 1)");
-  cmd->add_option("--patience", args->request.patience, "Stop after this many trials without a new best (default 12)");
+  cmd->add_option("--max-trials", args->request.max_trials, "Stop after this many launched trials (default: no limit)")
+      ->check(whole_number(0));
+  cmd->add_option("--parallel", args->request.parallel, "Candidates screened at once, each run in flight together; the worst case of each is held against the budget while it runs (default 1)")
+      ->check(whole_number(1));
+  cmd->add_option("--patience", args->request.patience, "Stop after this many trials without a new best (default 12)")
+      ->check(whole_number(0));
   cmd->add_option("--allow", args->request.gate.allow, "Numerics change the gate may allow (fp8, ...); repeatable");
   cmd->add_option("--allow-key", args->request.gate.allow_keys, "Key the gate may let change although no rule knows it; repeatable");
-  cmd->add_option("--seed", args->seed, "Campaign seed (default: a fresh one, written to campaign.json)");
+  cmd->add_option("--seed", args->seed, "Campaign seed (default: a fresh one, written to campaign.json)")
+      ->check(whole_number(0, LLONG_MAX));
   cmd->add_option("--lessons", args->request.lessons_file, "Lessons store (default ~/.local/share/attune/lessons.jsonl)");
   cmd->add_flag("--no-lessons", args->no_lessons, "Neither read nor write lessons");
-  cmd->add_option("--hang-factor", args->request.hang_factor, "A run with no new step for this many step times is hung (default 10)");
-  cmd->add_option("--startup-allowance", args->request.startup_allowance_s, "Seconds allowed before the first step (default 900)");
+  cmd->add_option("--hang-factor", args->request.hang_factor, "A run with no new step for this many step times is hung (default 10)")
+      ->check(positive_number());
+  cmd->add_option("--startup-allowance", args->request.startup_allowance_s, "Seconds allowed before the first step (default 900)")
+      ->check(non_negative_number());
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   add_recipe_options(*cmd, args->request.options);
   cmd->callback([args] { command_status() = run_tune_command(*args); });

@@ -272,7 +272,19 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
         "parallelism it overstates the per-GPU rate; pass --recipe for the world size");
   }
   if (!d.tokens_per_s_per_gpu) {
-    d.notes.push_back("tokens/s/GPU needs the global batch, sequence length and world size: pass --recipe");
+    // Only what is missing, and where `attune diagnose` takes it from: a run
+    // (`attune run`, a campaign) has them from its recipe already.
+    std::vector<std::string> absent;
+    if (global_batch(sink.samples, o) <= 0) absent.push_back("global batch");
+    if (o.seq_len <= 0) absent.push_back("sequence length");
+    if (o.world <= 0) absent.push_back("world size");
+    if (!absent.empty()) {
+      std::string missing = absent.front();
+      for (std::size_t i = 1; i < absent.size(); ++i) missing += (i + 1 == absent.size() ? " and " : ", ") + absent[i];
+      d.notes.push_back("tokens/s/GPU needs the " + missing +
+                        ", which the log does not give: attune diagnose takes them from --recipe FILE (or "
+                        "--global-batch, --seq-len, --world)");
+    }
   }
   return d;
 }

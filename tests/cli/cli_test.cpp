@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -951,6 +952,205 @@ TEST_F(CliRunTest, RunHelpMentionsEveryFlag) {
                            "--startup-allowance", "--to-end", "--json"}) {
     EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- messages
+
+namespace {
+
+// One line, `attune: error: ...`, exit status 2: none of CLI11's own wording.
+void expect_plain_error(const RunResult& r, const std::string& args, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
+  EXPECT_EQ(r.out.rfind("attune: error: ", 0), 0u) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(message), std::string::npos) << args << ": no '" << message << "' in\n" << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+  for (const char* leak : {"Run with --help", "not in range", "1797693134862315708", "is required",
+                           "was not expected", "were not expected", "Could not convert", "required INT",
+                           "A subcommand", "does not exist:", " not in {"}) {
+    EXPECT_EQ(r.out.find(leak), std::string::npos) << args << ": CLI11's '" << leak << "' in\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, ParseErrorsArePlainWords) {
+  const std::string base = example("megatron_llama3_8b.sh");
+  const std::string wrapper = example("llama3-8b.attune.yaml");
+  struct Case {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"levers " + base + " --nodes 0", "attune: error: --nodes: expected a whole number of at least 1, got '0'"},
+      {"levers " + base + " --gpus-per-node 1.5", "--gpus-per-node: expected a whole number of at least 1, got '1.5'"},
+      {"levers " + base + " --nodes abc", "--nodes: expected a whole number of at least 1, got 'abc'"},
+      {"levers " + base + " --nodes", "--nodes needs a whole number after it"},
+      {"sim run " + base + " --gpu h100 --steps 0", "--steps: expected a whole number of at least 1, got '0'"},
+      {"sim job " + base + " --gpu h100 --time-scale 0", "--time-scale: expected a number greater than 0, got '0'"},
+      {"run " + wrapper + " --hang-factor -1", "--hang-factor: expected a number greater than 0, got '-1'"},
+      {"run " + wrapper + " --startup-allowance -1", "--startup-allowance: expected a number of at least 0, got '-1'"},
+      {"diagnose x.log --world 0", "--world: expected a whole number of at least 1, got '0'"},
+      {"tune " + wrapper + " --max-trials many", "--max-trials: expected a whole number of at least 0, got 'many'"},
+      {"levers", "attune: error: missing FILE for 'attune levers'"},
+      {"recipe diff " + base, "missing B for 'attune recipe diff'"},
+      {"levers " + base + " extra", "unexpected argument 'extra' for 'attune levers'"},
+      {"levers " + base + " --bogus", "unknown option '--bogus' for 'attune levers'"},
+      {"levers " + base + " --bogus=3", "unknown option '--bogus' for 'attune levers'"},
+      {"levers " + base + " --gpu a100", "--gpu: unknown GPU type 'a100' (expected one of: h100, h200, b200)"},
+      {"levers " + base + " --json=maybe", "--json is a flag: give it alone, without a value (got 'maybe')"},
+      {"check " + base + " --unknown-keys", "--unknown-keys needs a value after it"},
+      {"run " + wrapper + " --clusters " + (dir_ / "none.yaml").string(),
+       "--clusters: no such file '" + (dir_ / "none.yaml").string() + "'"},
+      {"sim scenarios " + (dir_ / "none").string(), "DIR: no such directory '" + (dir_ / "none").string() + "'"},
+  };
+  for (const auto& c : cases) expect_plain_error(run(c.args), c.args, c.message);
+
+  // --help is as it was: exit 0, the usage and the flags with their types.
+  auto h = run("levers --help");
+  EXPECT_EQ(h.status, 0);
+  EXPECT_NE(h.out.find("Usage:"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("--nodes INT:POSITIVE"), std::string::npos) << h.out;
+  EXPECT_EQ(h.out.find("attune: error"), std::string::npos) << h.out;
+  EXPECT_EQ(run("--help").status, 0);
+}
+
+TEST_F(CliTest, UnknownCommandsNameTheCommandsThereAre) {
+  expect_plain_error(run("frobnicate"), "frobnicate",
+                     "attune: error: unknown command 'frobnicate' (expected one of: levers, recipe, check, diagnose, "
+                     "sim, run, cluster, tune)");
+  expect_plain_error(run(""), "(nothing)", "attune: error: missing command (expected one of: levers, recipe,");
+  expect_plain_error(run("sim nosuch"), "sim nosuch",
+                     "unknown command 'nosuch' for 'attune sim' (expected one of: predict, run, job, optimum, "
+                     "scenarios, score, calibrate)");
+  expect_plain_error(run("recipe nosuch"), "recipe nosuch",
+                     "unknown command 'nosuch' for 'attune recipe' (expected one of: set, diff)");
+  expect_plain_error(run("cluster nosuch"), "cluster nosuch",
+                     "unknown command 'nosuch' for 'attune cluster' (expected one of: check, list)");
+  expect_plain_error(run("cluster"), "cluster", "missing command for 'attune cluster' (expected one of: check, list)");
+  expect_plain_error(run("--bogus"), "--bogus", "unknown option '--bogus'");
+}
+
+// `check --edit` takes what `recipe set` takes, and makes the same candidate.
+TEST_F(CliTest, CheckEditTakesWhatRecipeSetTakes) {
+  const std::string base = example("megatron_llama3_8b.sh");
+  for (const char* edit : {"tp=1", "mbs=2", "--micro-batch-size=2"}) {
+    const fs::path tuned = dir_ / "tuned.sh";
+    fs::remove(tuned);
+    ASSERT_EQ(run("recipe set " + base + " " + edit + " -o " + tuned.string()).status, 0) << edit;
+    auto from_file = run("check " + base + " " + tuned.string() + " --json");
+    auto from_edit = run("check " + base + " --edit " + edit + " --json");
+    ASSERT_EQ(from_edit.status, 0) << edit << "\n" << from_edit.out;
+    ASSERT_EQ(from_file.status, 0) << edit << "\n" << from_file.out;
+    const auto f = nlohmann::json::parse(from_file.out);
+    const auto e = nlohmann::json::parse(from_edit.out);
+    EXPECT_EQ(e["verdict"], "allow") << edit;
+    EXPECT_EQ(e["changes"], f["changes"]) << edit;
+    EXPECT_EQ(e["invariants"], f["invariants"]) << edit;
+  }
+  auto tp = nlohmann::json::parse(run("check " + base + " --edit tp=1 --json").out);
+  EXPECT_EQ(tp["changes"][0]["key"], "--tensor-model-parallel-size");
+  EXPECT_EQ(tp["changes"][0]["lever"], "tp");
+  // A bad edit is bad input, as in `recipe set`.
+  auto bad = run("check " + base + " --edit tp=3");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("heads"), std::string::npos) << bad.out;
+  auto no_value = run("check " + base + " --edit tp");
+  EXPECT_EQ(no_value.status, 2) << no_value.out;
+  EXPECT_NE(no_value.out.find("LEVER=VALUE"), std::string::npos) << no_value.out;
+}
+
+// The README's spelling, `recipe set FILE --micro-batch-size=2`, without `--`.
+TEST_F(CliTest, RecipeSetTakesARawFlagEditWithoutDashDash) {
+  const std::string base = example("megatron_llama3_8b.sh");
+  for (const std::string& args : {base + " --micro-batch-size=2", base + " -- --micro-batch-size=2",
+                                 base + " --json --micro-batch-size=2", base + " --micro-batch-size=2 --json"}) {
+    auto r = run("recipe set " + args);
+    ASSERT_EQ(r.status, 0) << args << "\n" << r.out;
+    const bool json = args.find("--json") != std::string::npos;
+    EXPECT_NE(r.out.find(json ? "\"--micro-batch-size\"" : "--micro-batch-size: 1 -> 2"), std::string::npos) << r.out;
+  }
+  const fs::path out = dir_ / "tuned.sh";
+  ASSERT_EQ(run("recipe set " + base + " --micro-batch-size=2 -o " + out.string()).status, 0);
+  EXPECT_NE(slurp(out).find("MICRO_BATCH=2\n"), std::string::npos) << slurp(out);
+
+  auto spaced = run("recipe set " + base + " --micro-batch-size 2");
+  expect_plain_error(spaced, "--micro-batch-size 2", "unknown option '--micro-batch-size' for 'attune recipe set'");
+  EXPECT_NE(spaced.out.find("--micro-batch-size=2"), std::string::npos) << spaced.out;
+  expect_plain_error(run("recipe set " + base + " tp=1 --micro-batch-size=2"), "two edits", "one edit at a time");
+  expect_plain_error(run("recipe set " + base), "no edit", "LEVER=VALUE");
+  expect_plain_error(run("recipe set " + base + " tp=1 extra"), "extra", "unexpected argument 'extra'");
+}
+
+// Every --framework says which values it takes, and refuses any other by name.
+TEST_F(CliTest, FrameworkFlagsListTheirValues) {
+  const std::string frameworks = "megatron, automodel, torchtitan, hyperpod, axolotl, bridge";
+  for (const char* cmd : {"levers", "recipe set", "recipe diff", "check", "sim predict", "sim run", "sim job",
+                          "sim optimum", "sim score", "run", "tune"}) {
+    auto h = run(std::string(cmd) + " --help");
+    EXPECT_EQ(h.status, 0) << cmd;
+    EXPECT_NE(h.out.find(frameworks), std::string::npos) << cmd << "\n" << h.out;
+  }
+  const std::string base = example("megatron_llama3_8b.sh");
+  expect_plain_error(run("levers " + base + " --framework caffe"), "levers --framework caffe",
+                     "attune: error: --framework: unknown framework 'caffe' (expected one of: " + frameworks + ")");
+  expect_plain_error(run("check " + base + " --edit tp=1 --framework caffe"), "check --framework caffe",
+                     "--framework: unknown framework 'caffe' (expected one of: " + frameworks + ")");
+  EXPECT_EQ(run("levers " + base + " --framework megatron-lm --json").status, 0);  // spellings still accepted
+
+  // diagnose: a log format, and says so.
+  auto d = run("diagnose --help");
+  EXPECT_NE(d.out.find("log format"), std::string::npos) << d.out;
+  for (const char* f : {"megatron", "bridge", "nemo", "automodel", "torchtitan", "deepspeed", "hf"}) {
+    EXPECT_NE(d.out.find(f), std::string::npos) << f;
+  }
+  fs::path log = dir_ / "train.log";
+  std::ofstream(log) << "starting\n";
+  expect_plain_error(run("diagnose " + log.string() + " --framework caffe"), "diagnose --framework caffe",
+                     "--framework: unknown framework 'caffe' for the log format (expected one of: megatron, ");
+  expect_plain_error(run("sim run " + base + " --gpu h100 --log-format caffe"), "--log-format caffe",
+                     "--log-format: unknown log format 'caffe' (expected one of: megatron, bridge, nemo, automodel, "
+                     "torchtitan, deepspeed, hf)");
+}
+
+}  // namespace
+
+namespace {
+
+// `cluster check NAME` of a name nobody defined blames the name, says where
+// attune looked and lists the names there are; it is no `--cluster` flag.
+TEST_F(CliRunTest, ClusterCheckOfAnUndefinedNameSaysWhereItLooked) {
+  auto none = attune("cluster check nosuch");
+  EXPECT_EQ(none.status, 2) << none.out << none.err;
+  const std::string default_file = (dir_ / "config" / "attune" / "clusters.yaml").string();
+  for (const std::string& part : {std::string("attune: error: cluster 'nosuch' is not defined"), default_file,
+                                  std::string("does not exist"), std::string("the defined clusters are sim, local, mock")}) {
+    EXPECT_NE(none.err.find(part), std::string::npos) << "no '" << part << "' in\n" << none.err;
+  }
+  EXPECT_EQ(none.err.find("'--cluster'"), std::string::npos) << none.err;
+
+  const fs::path clusters = dir_ / "clusters.yaml";
+  std::ofstream(clusters) << "clusters:\n  p5:\n    backend: slurm\n    partition: gpu\n";
+  auto other = attune("cluster check nosuch --clusters " + clusters.string());
+  EXPECT_EQ(other.status, 2) << other.out << other.err;
+  EXPECT_NE(other.err.find("looked in the built-in clusters and in " + clusters.string() + ";"), std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("sim, local, mock, p5"), std::string::npos) << other.err;
+}
+
+// What `attune run` prints names only flags and arguments `run` has: its
+// diagnosis does not tell it to pass `--recipe` (it has RECIPE already).
+TEST_F(CliRunTest, RunSuggestsNoFlagItDoesNotHave) {
+  const std::string wrapper = local_wrapper({"echo 'starting'", "exit 3"});
+  auto r = attune("run " + wrapper + " --cluster local --run-dir " + (dir_ / "run").string());
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("no step lines found"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--recipe"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("--recipe"), std::string::npos) << r.err;
+  // `attune diagnose` without a recipe still says where it takes the figures from.
+  auto d = attune("diagnose " + (dir_ / "run" / "run.log").string() + " --json");
+  ASSERT_EQ(d.status, 0) << d.out << d.err;
+  const auto notes = json_of(d)["notes"].dump();
+  EXPECT_NE(notes.find("--recipe FILE"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("global batch, sequence length and world size"), std::string::npos) << notes;
 }
 
 }  // namespace
