@@ -6,6 +6,7 @@
 
 #include "attune/util/error.h"
 #include "attune/util/text.h"
+#include "attribution.h"
 #include "invariants.h"
 #include "settings.h"
 
@@ -31,6 +32,11 @@ class KeyJudge {
     const recipe::LeverCatalog& cat = recipe_.adapter().catalog();
     const recipe::LeverDef* lever = cat.by_key(rule_key(c.key), recipe_.dialect());
     if (lever) c.lever = lever->name;
+    if (lever && c.new_value && !typed_value(*lever, *c.new_value)) {
+      return refuse(c, framework_ + ".lever_value",
+                    "'" + c.new_value->str() + "' is not " + type_words(lever->type) + " that can be read exactly, as lever " +
+                        lever->name + " needs (a value known only at run time, or more words than the flag takes)");
+    }
     if (lever && c.new_value && !legal_value(*lever, *c.new_value)) {
       return refuse(c, framework_ + ".lever_value",
                     "'" + c.new_value->str() + "' is not one of the throughput-equivalent values of lever " +
@@ -95,6 +101,27 @@ class KeyJudge {
   }
 
   bool opted_in(const GateRule& r) const { return contains(options_.allow, r.allow); }
+
+  // A number or switch lever takes one value the reader resolved exactly; an
+  // unresolved `$VAR` or a list is not a value of it that anyone checked.
+  static bool typed_value(const recipe::LeverDef& lever, const recipe::Value& v) {
+    if (v.is_null()) return true;
+    switch (lever.type) {
+      case recipe::LeverType::Int: return v.as_int().has_value();
+      case recipe::LeverType::Float: return v.kind != recipe::ValueKind::List && v.as_double().has_value();
+      case recipe::LeverType::Bool: return v.as_bool().has_value();
+      default: return true;
+    }
+  }
+
+  static std::string type_words(recipe::LeverType t) {
+    switch (t) {
+      case recipe::LeverType::Int: return "a whole number";
+      case recipe::LeverType::Float: return "a number";
+      case recipe::LeverType::Bool: return "true or false";
+      default: return "a value";
+    }
+  }
 
   // An enum lever is throughput-only among its catalogued values; another value
   // (a KD loss where a CE implementation was, an 8-bit optimizer) may not be.
@@ -353,6 +380,7 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
                            inv.name + " moved: " + inv.before + unit + " -> " + inv.after + unit});
     }
   }
+  for (auto& r : unattributed_changes(original.document(), candidate.document())) v.reasons.push_back(std::move(r));
   check_vocab_padding(rules_, before, after, options_, v);
   flag_benchmark_settings(rules_, before, v);
   const recipe::Plan& a = before.plan;

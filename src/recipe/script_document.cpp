@@ -53,6 +53,11 @@ class EntryMaker {
   Entry flag(const script::Flag& f) const {
     Entry e;
     e.path = f.name;
+    // Its words whole: the quotes around a value are its bytes too.
+    const script::Piece& tail = f.values.empty() ? f.flag : f.values.back();
+    const bool quoted_first = f.flag.word_end > f.flag.word_begin, quoted_tail = tail.word_end > tail.word_begin;
+    e.begin = quoted_first ? std::min(f.flag.begin, f.flag.word_begin) : f.flag.begin;
+    e.end = std::max(f.flag.end, quoted_tail ? std::max(tail.end, tail.word_end) : tail.end);
     if (f.values.empty()) {
       e.value = Value::boolean(true);
       e.line = lines_.line(f.flag.begin);
@@ -78,6 +83,8 @@ class EntryMaker {
     e.value = resolver_.value(a);
     e.raw = std::string(t_.substr(a.value_begin, a.value_end - a.value_begin));
     e.line = lines_.line(a.name_begin);
+    e.begin = a.stmt_begin;
+    e.end = a.value_end;
     return e;
   }
 
@@ -133,6 +140,18 @@ std::optional<Entry> ScriptDocument::find(std::string_view path) const {
   if (!a) return std::nullopt;
   return make.variable(*a);
 }
+
+std::vector<Entry> ScriptDocument::written() const {
+  const script::Model& m = index_->model;
+  EntryMaker make(text_, m, index_->lines);
+  std::vector<Entry> out;
+  for (const auto& f : m.flags) out.push_back(make.flag(f));
+  for (const auto& a : m.assignments) out.push_back(make.variable(a));
+  std::stable_sort(out.begin(), out.end(), [](const Entry& x, const Entry& y) { return x.begin < y.begin; });
+  return out;
+}
+
+const std::vector<std::pair<size_t, size_t>>& ScriptDocument::words() const { return index_->model.words; }
 
 std::vector<Entry> ScriptDocument::occurrences(std::string_view flag) const {
   std::vector<Entry> out;

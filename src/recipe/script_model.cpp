@@ -312,7 +312,11 @@ const Assignment* effective_assignment(const Model& model, std::string_view name
 
 Model scan(const std::string& name, std::string_view text) {
   std::vector<Token> toks = bash::tokenize(name, text);
-  return Parser(name, text, toks).run();
+  Model m = Parser(name, text, toks).run();
+  for (const Token& t : toks) {
+    if (t.kind != TokenKind::Newline) m.words.emplace_back(t.begin, t.end);
+  }
+  return m;
 }
 
 }  // namespace attune::recipe::script

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bash_lexer.h"
@@ -68,6 +69,7 @@ struct Model {
   std::vector<Assignment> assignments;  // scalar assignments and exports
   std::vector<ArrayDef> arrays;
   std::vector<Command> commands;
+  std::vector<std::pair<size_t, size_t>> words;  // every word and operator token: what bash reads (not comments or blanks)
 };
 
 // Scans `text` (named `name` in errors). Throws InputError for unterminated

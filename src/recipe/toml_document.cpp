@@ -363,7 +363,10 @@ std::vector<PathPart> TomlDocument::parse_path(std::string_view path) const {
 }
 
 Entry TomlDocument::entry_of(const Node& n) const {
-  return Entry{n.path, n.value, text_.substr(n.begin, n.end - n.begin), n.line};
+  // From the start of its line: the key (or the table header's key) is before the value.
+  const size_t line_start = text_.rfind('\n', n.begin == 0 ? 0 : n.begin - 1);
+  return Entry{n.path, n.value, text_.substr(n.begin, n.end - n.begin), n.line,
+               line_start == std::string::npos ? 0 : line_start + 1, n.end};
 }
 
 std::vector<Entry> TomlDocument::entries() const {

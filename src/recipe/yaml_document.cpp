@@ -1120,7 +1120,13 @@ class Editor {
   const std::string& name_;
 };
 
-Entry to_entry(const NodeRec& x) { return Entry{x.path, x.value, x.raw, x.line}; }
+Entry to_entry(const NodeRec& x) {
+  Entry e{x.path, x.value, x.raw, x.line, 0, 0};
+  if (!x.own) return e;  // its bytes are its anchor's
+  e.begin = std::min({x.begin, x.key_pos, x.elem_pos});
+  e.end = x.alias_end == npos ? x.end : std::max(x.end, x.alias_end);
+  return e;
+}
 
 std::optional<std::string> canonical(std::string_view path) {
   try {

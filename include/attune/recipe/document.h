@@ -29,6 +29,11 @@ struct Entry {
   Value value;       // resolved value (variables/interpolations expanded where possible)
   std::string raw;   // the value's text exactly as written (e.g. "${TP_SIZE}", "'bf16'")
   int line = 0;      // 1-based line of the value in the file (0 if not in the file)
+  // The bytes of text() that write this setting, its key or flag through its
+  // value: what an edit of it may change. begin == end: none of its own (a
+  // value reached through a YAML alias is written at its anchor).
+  size_t begin = 0;
+  size_t end = 0;
 };
 
 class Document {
@@ -45,6 +50,10 @@ class Document {
   virtual std::vector<Entry> entries() const = 0;
   // One setting, or nullopt when the file does not set it.
   virtual std::optional<Entry> find(std::string_view path) const = 0;
+  // Every place the file writes a setting, each occurrence on its own (a
+  // script's flag given twice, each assignment of a variable): with their
+  // bytes, what the gate holds a candidate's changed bytes against.
+  virtual std::vector<Entry> written() const { return entries(); }
 
   // Sets `path` to `value`, changing only that value's bytes; adds the key in
   // its section (with the file's indentation) when absent. For a script, a

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attune/recipe/document.h"
@@ -46,6 +47,11 @@ class ScriptDocument : public Document {
   // Every occurrence of a flag, in file order (argparse takes the last one; the
   // gate must see a flag given twice with different values).
   std::vector<Entry> occurrences(std::string_view flag) const;
+  // Every flag occurrence and every assignment of a variable, in file order.
+  std::vector<Entry> written() const override;
+  // Byte ranges of every word and operator bash reads, in order: what is
+  // neither a comment, nor blanks, nor a line break.
+  const std::vector<std::pair<size_t, size_t>>& words() const;
   // Values are written as their text, quoted for bash when needed. Throws
   // InputError for a path that is not --flag, env.NAME or var.NAME, or for a
   // value that bash would split where it goes (whitespace in an argument
