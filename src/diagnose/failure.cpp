@@ -15,6 +15,7 @@ std::string to_string(FailureKind k) {
     case FailureKind::InvalidArgument: return "invalid_argument";
     case FailureKind::ImportError: return "import_error";
     case FailureKind::PythonError: return "python_error";
+    case FailureKind::CommandNotFound: return "command_not_found";
     case FailureKind::Unknown: return "unknown";
   }
   return "unknown";

@@ -127,7 +127,8 @@ class AnchorFilter {
   static constexpr std::string_view kAnchors[] = {
       "rror",     "memory",   "Watchdog",  "NCCL",     "nccl",     "Connection", "DUE TO",
       "Signal 9", "exitcode", "Traceback", "File \"", "xception", "OVERFLOW",   "Unexpected result",
-      "loss scale already"};
+      "loss scale already", "not found", "Killed", "Killing", "Segmentation fault", "SIGSEGV", ".py\", line",
+      "<module>", "assert ", "skipped=", "Error executing job"};
 
   static std::uint32_t word(const char* p) {
     std::uint32_t w;
@@ -144,6 +145,11 @@ bool may_signal(std::string_view s) {
   return filter.any(s) || has_nonfinite_word(s);
 }
 
+// A frame in argument parsing or validation: an assertion there is a bad setting.
+bool is_config_frame(std::string_view frame) {
+  return contains_any(frame, {"arguments.py", "training_args.py", "validate_args", "__post_init__", "parse_args"});
+}
+
 Failure make_failure(FailureKind kind, const LogLine& line) {
   return Failure{kind, line.line, truncate_evidence(line.text), line.rank};
 }
@@ -154,13 +160,16 @@ void keep_earliest(std::optional<Failure>& slot, Failure f) {
 
 // Tiers from root cause to consequence; inside a tier the earliest line wins.
 // Unknown pads the shorter tiers.
-constexpr std::array<std::array<FailureKind, 4>, 5> kTiers = {{
+constexpr std::array<std::array<FailureKind, 5>, 5> kTiers = {{
     {FailureKind::Oom, FailureKind::IllegalMemoryAccess, FailureKind::InvalidArgument,
-     FailureKind::ImportError},
-    {FailureKind::NodeFailure, FailureKind::TimeLimit, FailureKind::Unknown, FailureKind::Unknown},
-    {FailureKind::Nan, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown},
-    {FailureKind::Hang, FailureKind::NcclTimeout, FailureKind::NcclError, FailureKind::Unknown},
-    {FailureKind::PythonError, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown},
+     FailureKind::ImportError, FailureKind::CommandNotFound},
+    {FailureKind::NodeFailure, FailureKind::TimeLimit, FailureKind::Unknown, FailureKind::Unknown,
+     FailureKind::Unknown},
+    {FailureKind::Nan, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown},
+    {FailureKind::Hang, FailureKind::NcclTimeout, FailureKind::NcclError, FailureKind::Unknown,
+     FailureKind::Unknown},
+    {FailureKind::PythonError, FailureKind::Unknown, FailureKind::Unknown, FailureKind::Unknown,
+     FailureKind::Unknown},
 }};
 
 }  // namespace
@@ -179,6 +188,15 @@ void FailureClassifier::feed_step(const LogLine& line, const StepSample& sample)
                    (sample.grad_norm && !std::isfinite(*sample.grad_norm)) ||
                    sample.nan_iterations.value_or(0) > 0;
   if (nan) record(FailureKind::Nan, line);
+  // Text glued after a progress bar the step parser read
+  // ("...2.43s/it, loss=9.1]Error executing job"): scan what follows the bar.
+  std::size_t rate = line.text.find("it/s");
+  if (rate == std::string_view::npos) rate = line.text.find("s/it");
+  const std::size_t close = rate == std::string_view::npos ? rate : line.text.find(']', rate);
+  if (close != std::string_view::npos && close + 1 < line.text.size()) {
+    const std::string_view rest = trim(line.text.substr(close + 1));
+    if (!rest.empty()) feed(LogLine{rest, line.line, line.rank});
+  }
 }
 
 void FailureClassifier::feed(const LogLine& line) {
@@ -189,7 +207,11 @@ void FailureClassifier::feed(const LogLine& line) {
 
 bool FailureClassifier::match_cuda(const LogLine& line) {
   const std::string_view s = line.text;
-  if (contains_any(s, {"CUDA out of memory", "OutOfMemoryError:"})) {
+  // NCCL's own allocation failing ("NCCL WARN Cuda failure 2 'out of memory'") and
+  // the kernel's OOM killer ("Out of memory: Killed process N (python)") are OOMs too.
+  if (contains_any(s, {"CUDA out of memory", "OutOfMemoryError:", "Cuda failure 2 'out of memory'",
+                       "Cuda failure 'out of memory'"}) ||
+      (contains(s, "Out of memory: Kill") && contains(s, "process"))) {
     record(FailureKind::Oom, line);
     return true;
   }
@@ -213,7 +235,8 @@ bool FailureClassifier::match_nccl(const LogLine& line) {
   }
   if (contains(s, "ncclRemoteError")) keep_earliest(remote_error_, make_failure(FailureKind::NodeFailure, line));
   if (contains_any(s, {"NCCL error", "ncclSystemError", "ncclRemoteError", "ncclInternalError",
-                       "ncclUnhandledCudaError", "ncclInvalidUsage", "ncclInvalidArgument"})) {
+                       "ncclUnhandledCudaError", "ncclInvalidUsage", "ncclInvalidArgument",
+                       "Some NCCL operations have failed or timed out", "NET/IB : Got completion from peer"})) {
     record(FailureKind::NcclError, line);
     return true;
   }
@@ -236,11 +259,23 @@ bool FailureClassifier::match_cluster(const LogLine& line) {
     record(FailureKind::TimeLimit, line);
     return true;
   }
-  // A launcher saying a task died, with no cause anywhere else in the log.
+  // The shell could not find the launcher or the script's command.
+  if (contains(s, ": command not found") || (contains(s, "sh: ") && ends_with(trim(s), ": not found"))) {
+    record(FailureKind::CommandNotFound, line);
+    return true;
+  }
+  // A launcher saying a task died (or a process crashing on a signal), with no
+  // cause anywhere else in the log.
   if (contains(s, "Exited with exit code") || (contains(s, "srun: error:") && contains(s, "Terminated")) ||
-      contains(s, "failed (exitcode")) {
+      contains(s, "failed (exitcode") || contains(s, "Signal 11 (SIGSEGV)") ||
+      contains(s, "Segmentation fault") || contains(s, "sigkill_handler] Killing subprocess") ||
+      contains(s, "Error executing job with overrides")) {
     keep_earliest(task_exit_, make_failure(FailureKind::Unknown, line));
   }
+  // A bare "Killed" from the shell: the host's OOM killer, unless a launcher
+  // already reported a task exit (then it is the clean-up of the others).
+  const std::string_view t = trim(s);
+  if (t == "Killed" || ends_with(t, "]Killed")) keep_earliest(killed_, make_failure(FailureKind::Oom, line));
   return false;
 }
 
@@ -249,9 +284,14 @@ bool FailureClassifier::match_nan(const LogLine& line) {
   const bool nan = contains_any(s, {"ound NaN in", "ound Inf in", "Unexpected result nan",
                                     "Unexpected result inf", "loss scale already at minimum"}) ||
                    nonfinite_after(s, "grad norm:") || nonfinite_after(s, "'grad_norm':") ||
+                   nonfinite_after(s, "grad_norm=") ||
                    nonfinite_after(s, "'loss':") || nonfinite_after(s, "loss:") ||
                    int_after(s, "number of nan iterations:") > 0;
-  if (nan) {
+  // DeepSpeed's "step=2000, skipped=1995": the fp16 loss scale skipped almost
+  // every step, so the gradients are non-finite, not calibrating.
+  const long ds_step = int_after(s, "step=");
+  const long ds_skipped = int_after(s, "skipped=");
+  if (nan || (ds_step >= 100 && ds_skipped * 2 > ds_step)) {
     record(FailureKind::Nan, line);
     return true;
   }
@@ -277,16 +317,39 @@ void FailureClassifier::match_python(const LogLine& line) {
     record(FailureKind::InvalidArgument, line);
     return;
   }
-  if (s.rfind("Traceback (most recent call last)", 0) == 0) {
+  if (const std::size_t tb = s.find("Traceback (most recent call last)"); tb != std::string_view::npos) {
+    seen_traceback_ = true;
+    // A traceback flattened onto one line: its import error is on it too.
+    if (contains_any(s.substr(tb), {" ModuleNotFoundError: ", " ImportError: "})) {
+      record(FailureKind::ImportError, line);
+    }
+    return;
+  }
+  // A frame line (also one cut at its start, or a faulthandler frame): a
+  // traceback is under way even when the excerpt lost its first line.
+  if (s.rfind("File \"", 0) == 0 || contains(s, ".py\", line ")) {
+    seen_traceback_ = true;
+    last_frame_[line.rank].assign(s);
+    last_frame_line_ = line.line;
+    return;
+  }
+  if (s.rfind("in <module>", 0) == 0) {
     seen_traceback_ = true;
     return;
   }
-  if (s.rfind("File \"", 0) == 0) {
-    last_frame_[line.rank].assign(s);
+  // The source line of a failing assert in argument validation, when the
+  // excerpt ends before its AssertionError.
+  if (s.rfind("assert ", 0) == 0 && last_frame_line_ > 0 && line.line - last_frame_line_ <= 2) {
+    const auto frame = last_frame_.find(line.rank);
+    const std::string& f = frame != last_frame_.end() ? frame->second : last_frame_.begin()->second;
+    if (last_frame_.size() == 1 || frame != last_frame_.end()) {
+      if (is_config_frame(f)) pending_assert_ = make_failure(FailureKind::InvalidArgument, line);
+    }
     return;
   }
   const std::string_view name = exception_name(s);
   if (name.empty() || !seen_traceback_) return;
+  pending_assert_.reset();
   if (ends_with(name, "ChildFailedError")) {
     keep_earliest(child_failed_, make_failure(FailureKind::PythonError, line));
     return;
@@ -299,13 +362,16 @@ FailureKind FailureClassifier::classify_exception(std::string_view name, std::st
   if (ends_with(name, "ModuleNotFoundError") || ends_with(name, "ImportError")) {
     return FailureKind::ImportError;
   }
+  // A broken install: "module 'transformer_engine' has no attribute 'pytorch'".
+  if (name == "AttributeError" && contains(text, "module '") && contains(text, "has no attribute")) {
+    return FailureKind::ImportError;
+  }
   const bool config_type = name == "AssertionError" || name == "ValueError" ||
                            name == "RuntimeError" || name == "TypeError";
   if (config_type && contains(text, "divisible")) return FailureKind::InvalidArgument;
   const auto frame = last_frame_.find(rank);
   if (config_type && name != "RuntimeError" && frame != last_frame_.end() &&
-      contains_any(frame->second, {"arguments.py", "training_args.py", "validate_args",
-                                   "__post_init__", "parse_args"})) {
+      is_config_frame(frame->second)) {
     return FailureKind::InvalidArgument;
   }
   return FailureKind::PythonError;
@@ -326,6 +392,7 @@ std::optional<Failure> FailureClassifier::result(bool run_ended_early, std::opti
     keep_earliest(node, *conn_reset_);
     keep_earliest(node, *remote_error_);
   }
+  if (pending_assert_) keep_earliest(first[static_cast<std::size_t>(FailureKind::InvalidArgument)], *pending_assert_);
   for (const auto& tier : kTiers) {
     std::optional<Failure> best;
     for (FailureKind k : tier) {
@@ -338,6 +405,7 @@ std::optional<Failure> FailureClassifier::result(bool run_ended_early, std::opti
     if (best) return best;
   }
   if (run_ended_early && child_failed_) return child_failed_;
+  if (run_ended_early && killed_ && (!task_exit_ || killed_->line < task_exit_->line)) return killed_;
   if (run_ended_early && task_exit_) return task_exit_;
   return std::nullopt;
 }

@@ -337,6 +337,53 @@ TEST(FailureClassifier, ChildFailedErrorIsOnlyALastResort) {
   EXPECT_EQ(behind->evidence, "KeyError: 'x'");
 }
 
+TEST(FailureClassifier, CommandNotFound) {
+  auto sh = classify("Initializing distributed tasks\n/bin/sh: 1: torchrun: not found\n");
+  expect_kind(sh, FailureKind::CommandNotFound);
+  EXPECT_EQ(sh->line, 2);
+  expect_kind(classify("./run.sh: line 14: accelerate: command not found\n"), FailureKind::CommandNotFound);
+  // The traceback of the wrapper that ran the missing command is its consequence.
+  auto behind = classify("sh: 1: /env/bin/torchrun: not found\nTraceback (most recent call last):\n"
+                         "  File \"run.py\", line 3, in <module>\nRuntimeError: command failed\n");
+  expect_kind(behind, FailureKind::CommandNotFound);
+  EXPECT_EQ(behind->line, 1);
+}
+
+TEST(FailureClassifier, HostOomKillerAndCrashes) {
+  expect_kind(classify("[Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899 (python) total-vm:1kB\n"),
+              FailureKind::Oom);
+  expect_kind(classify("x:1:2 [0] include/alloc.h:228 NCCL WARN Cuda failure 2 'out of memory'\n"),
+              FailureKind::Oom);
+  expect_kind(classify("Loading checkpoint shards:  38%|###   | 3/8 [00:02<00:03,  1.28it/s]\nKilled\n"),
+              FailureKind::Oom);
+  // "Killed" after a launcher reported a task exit is the clean-up of the other tasks.
+  auto cleanup = classify("srun: error: node1: task 5: Exited with exit code 1\nsrun: error: node1: task 1: Killed\n");
+  expect_kind(cleanup, FailureKind::Unknown);
+  EXPECT_EQ(cleanup->line, 1);
+  expect_kind(classify("  traceback : Signal 11 (SIGSEGV) received by PID 6421\n"), FailureKind::Unknown);
+  expect_kind(classify("Segmentation fault (core dumped)\n"), FailureKind::Unknown);
+}
+
+TEST(FailureClassifier, TracebackFragments) {
+  // An excerpt that starts inside the traceback: its frames are enough.
+  auto mid = classify("  File \"/env/accelerate/state.py\", line 193, in __init__\n    raise ImportError(\n"
+                      "ImportError: DeepSpeed is not available\n");
+  expect_kind(mid, FailureKind::ImportError);
+  EXPECT_EQ(mid->line, 3);
+  expect_kind(classify("in <module> class TELinear(te.pytorch.Linear):\n"
+                       "AttributeError: module 'transformer_engine' has no attribute 'pytorch'\n"),
+              FailureKind::ImportError);
+  auto flat = classify("Traceback (most recent call last):   File \"a.py\", line 1, in <module>     import x "
+                       "ModuleNotFoundError: No module named 'x'\n");
+  expect_kind(flat, FailureKind::ImportError);
+  // The failing assert of argument validation, when the AssertionError line is cut off.
+  auto assert_line = classify("Traceback (most recent call last):\n"
+                              "  File \"/w/megatron/arguments.py\", line 213, in parse_args\n"
+                              "    assert args.encoder_seq_length is not None\n");
+  expect_kind(assert_line, FailureKind::InvalidArgument);
+  EXPECT_EQ(assert_line->line, 3);
+}
+
 TEST(FailureClassifier, EvidenceIsTruncated) {
   auto f = classify("RuntimeError: CUDA out of memory. " + std::string(1000, 'z') + "\n");
   expect_kind(f, FailureKind::Oom);
@@ -355,6 +402,7 @@ TEST(FailureKindNames, AllKindsHaveTheirName) {
   EXPECT_EQ(to_string(FailureKind::InvalidArgument), "invalid_argument");
   EXPECT_EQ(to_string(FailureKind::ImportError), "import_error");
   EXPECT_EQ(to_string(FailureKind::PythonError), "python_error");
+  EXPECT_EQ(to_string(FailureKind::CommandNotFound), "command_not_found");
   EXPECT_EQ(to_string(FailureKind::Unknown), "unknown");
 }
 

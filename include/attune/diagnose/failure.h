@@ -20,11 +20,13 @@ enum class FailureKind {
   InvalidArgument,
   ImportError,
   PythonError,
+  CommandNotFound,  // the shell could not find the launcher or script ("torchrun: not found")
   Unknown,
 };
 
 // "oom", "nccl_timeout", "nccl_error", "illegal_memory_access", "nan", "hang",
-// "node_failure", "time_limit", "invalid_argument", "import_error", "python_error", "unknown".
+// "node_failure", "time_limit", "invalid_argument", "import_error", "python_error",
+// "command_not_found", "unknown".
 std::string to_string(FailureKind k);
 
 struct Failure {

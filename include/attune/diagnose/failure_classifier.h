@@ -59,11 +59,14 @@ class FailureClassifier {
   std::optional<Failure> remote_error_;   // first ncclRemoteError line
   std::optional<Failure> child_failed_;   // torchrun wrapper: python_error only as a last resort
   std::optional<Failure> task_exit_;      // srun/torchrun "a task exited": unknown, the very last resort
+  std::optional<Failure> killed_;         // a bare "Killed": the host OOM killer, a last resort
+  std::optional<Failure> pending_assert_; // an `assert` in argument validation with no AssertionError after it
   std::optional<Failure> first_overflow_; // DeepSpeed fp16 overflow, NaN once it keeps repeating
   long timeout_ran_for_ms_ = -1;          // "ran for M milliseconds" of the first NCCL timeout
   int overflow_count_ = 0;
   int overflow_rank_ = -1;  // DeepSpeed's "Rank r": count one rank, not every rank's copy
   long last_step_line_ = 0;
+  long last_frame_line_ = 0;  // line of the last `File "..."` frame
   bool seen_traceback_ = false;
   std::unordered_map<int, std::string> last_frame_;  // per rank: last `File "..."` line
 };

@@ -58,6 +58,7 @@ class AutomodelParser : public LogParser {
     int score = 0;
     if (step_segment(line) != npos && contains(line, "| loss ")) score += 10;
     if (contains(line, "nemo_automodel")) score += 5;
+    if (contains(line, "(mesh_data_parallel)")) score += 2;  // its device mesh's process group
     return score;
   }
 

@@ -83,6 +83,7 @@ class DeepspeedParser : public LogParser {
     if (contains(line, "] step=") && contains(line, "skipped=")) score += 10;
     if (contains(line, "Max_MA ")) score += 5;
     if (contains(line, "[deepspeed]") || contains(line, "DeepSpeed")) score += 1;
+    if (contains(line, "] [launch.py:")) score += 2;  // the deepspeed launcher's own lines
     return score;
   }
 

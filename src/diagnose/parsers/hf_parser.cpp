@@ -122,6 +122,8 @@ class HfParser : public LogParser {
     if (contains(line, "'eval_loss':")) score += 5;
     if (contains(line, "***** train metrics *****") || contains(line, "***** Running training *****"))
       score += 10;
+    // Launchers built on the Trainer name themselves in paths and logger names.
+    if (contains(line, "llamafactory") || contains(line, "axolotl")) score += 2;
     return score;
   }
 

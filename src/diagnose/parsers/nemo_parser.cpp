@@ -80,6 +80,9 @@ class NemoParser : public LogParser {
     if (contains(line, "reduced_train_loss")) score += 10;
     if (contains(line, "[NeMo I ") || contains(line, "[NeMo W ")) score += 2;
     if (contains(line, "Loss/train=") || contains(line, "TFLOPS/GPU=")) score += 10;
+    // NeMo 1 and 2 train through Lightning: its progress bar and its paths.
+    if (contains(line, ", v_num=")) score += 2;
+    if (contains(line, "lightning")) score += 1;
     return score;
   }
 
