@@ -57,6 +57,18 @@ CLI::Validator whole_number(long long min, long long max) {
       desc);
 }
 
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        return ec == std::errc() && end == text.data() + text.size() && !text.empty()
+                   ? ""
+                   : fmt::format("expected a whole number from 0 to 18446744073709551615, got '{}'", text);
+      },
+      "NONNEGATIVE");
+}
+
 CLI::Validator positive_number() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

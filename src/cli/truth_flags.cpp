@@ -13,7 +13,7 @@ void add_truth_flags(CLI::App& cmd, campaign::TruthChoice& truth, bool seed) {
       ->check(existing_file());
   if (seed) {
     cmd.add_option("--seed", truth.seed, "Seed of the run's noise (default: the truth's seed, else 1)")
-        ->check(whole_number(0, LLONG_MAX));
+        ->check(seed_number());
   }
 }
 

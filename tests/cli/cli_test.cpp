@@ -388,6 +388,14 @@ TEST_F(CliTest, SimScenariosMeasuresOneScenarioAndRecordsIt) {
   EXPECT_EQ(text.find("baseline_tokens_per_s_per_gpu: 1\n"), std::string::npos) << text;
 }
 
+// A cluster launch passes its 64-bit launch seed: every value of it is a seed.
+TEST_F(CliTest, SimJobTakesEverySixtyFourBitSeed) {
+  auto j = run("sim job " + example("megatron_llama3_8b.sh") + " --gpu h100 --steps 2 --time-scale 1000 --seed 16680400028206955467");
+  EXPECT_EQ(j.status, 0) << j.out;
+  auto bad = run("sim job " + example("megatron_llama3_8b.sh") + " --gpu h100 --seed -1");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+}
+
 TEST_F(CliTest, SimJobTakesTheScaledDurationAndFailsLikeTheRun) {
   const auto start = std::chrono::steady_clock::now();
   fs::path log = dir_ / "job.log";

@@ -14,6 +14,8 @@ namespace attune::cli {
 
 // A whole number from `min` to `max`: "expected a whole number of at least 1, got '0'".
 CLI::Validator whole_number(long long min, long long max = INT_MAX);
+// A seed: any whole number from 0 to 2^64-1 (a launch's seed is 64 bits).
+CLI::Validator seed_number();
 // A finite number above 0: "expected a number greater than 0, got '0'".
 CLI::Validator positive_number();
 // A finite number of at least 0: "expected a number of at least 0, got '-1'".
