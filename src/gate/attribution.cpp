@@ -108,26 +108,41 @@ Regions changed_regions(std::string_view a, std::string_view b) {
   return out;
 }
 
-// The bytes of every setting that is not written the same on both sides (a
-// path whose occurrences, value and text in order, differ), and of every
-// literal one: re-quoting a word without expansions passes the same word.
-std::pair<std::vector<Region>, std::vector<Region>> changed_spans(const recipe::Document& a, const recipe::Document& b) {
+// One script as the attribution reads it: each setting as written, by path
+// (value and text of every occurrence, in order), and the words bash reads.
+struct ScriptSide {
   using Written = std::vector<std::pair<std::string, std::string>>;
-  std::map<std::string, Written> wa, wb;
-  const std::vector<recipe::Entry> ea = a.written(), eb = b.written();
-  for (const auto& e : ea) wa[e.path].emplace_back(e.value.str(), e.raw);
-  for (const auto& e : eb) wb[e.path].emplace_back(e.value.str(), e.raw);
-  auto spans = [](const std::vector<recipe::Entry>& es, const std::map<std::string, Written>& mine,
-                  const std::map<std::string, Written>& other) {
-    std::vector<Region> out;
-    for (const auto& e : es) {
-      const auto o = other.find(e.path);
-      const bool literal = e.raw.find_first_of("$`") == std::string::npos;
-      if (e.end > e.begin && (literal || o == other.end() || o->second != mine.at(e.path))) out.push_back({e.begin, e.end});
-    }
-    return out;
-  };
-  return {spans(ea, wa, wb), spans(eb, wb, wa)};
+  explicit ScriptSide(const recipe::ScriptDocument& d) : doc(d), entries(d.written()) {
+    for (const auto& e : entries) by_path[e.path].emplace_back(e.value.str(), e.raw);
+    for (const auto& [begin, end] : d.words()) words.push_back({begin, end});
+  }
+  // Whether `path` is not written the same way in `other`.
+  bool differs(const std::string& path, const ScriptSide& other) const {
+    const auto o = other.by_path.find(path);
+    return o == other.by_path.end() || o->second != by_path.at(path);
+  }
+  const recipe::ScriptDocument& doc;
+  std::vector<recipe::Entry> entries;
+  std::map<std::string, Written> by_path;
+  std::vector<Region> words;  // sorted, disjoint
+};
+
+// The bytes of every setting of `mine` that is not written the same in
+// `other`, and of every literal one: re-quoting a word without expansions
+// passes the same word.
+std::vector<Region> changed_spans(const ScriptSide& mine, const ScriptSide& other) {
+  std::vector<Region> out;
+  for (const auto& e : mine.entries) {
+    const bool literal = e.raw.find_first_of("$`") == std::string::npos;
+    if (e.end > e.begin && (literal || mine.differs(e.path, other))) out.push_back({e.begin, e.end});
+  }
+  return out;
+}
+
+// The 1-based line of `lines` that holds byte `at`.
+int line_of(const std::vector<Line>& lines, std::size_t at) {
+  const auto l = std::upper_bound(lines.begin(), lines.end(), at, [](std::size_t x, const Line& y) { return x < y.begin; });
+  return static_cast<int>(l - lines.begin());
 }
 
 // Sorted, disjoint: the union of `spans`.
@@ -156,17 +171,10 @@ std::set<int> uncovered_lines(std::string_view t, const std::vector<Region>& reg
   for (const Region& r : regions) {
     for (std::size_t at = r.begin; at < r.end && at < t.size(); ++at) {
       if (!covered(words, at) || covered(cover, at)) continue;
-      auto l = std::upper_bound(lines.begin(), lines.end(), at, [](std::size_t x, const Line& y) { return x < y.begin; });
-      out.insert(static_cast<int>(l - lines.begin()));
+      out.insert(line_of(lines, at));
     }
   }
   return out;
-}
-
-std::vector<Region> words_of(const recipe::ScriptDocument& d) {
-  std::vector<Region> out;
-  for (const auto& [b, e] : d.words()) out.push_back({b, e});
-  return merged(std::move(out));
 }
 
 // Where a YAML stream's first document ends: the next `---` or `...` line
@@ -218,30 +226,25 @@ bool double_quoted(std::string_view t, const Region& w, std::size_t at) {
 // in a flag's value or another assignment (a bare word-split there, or any
 // use in a test, branch, loop or command, may add, drop or select flags the
 // model cannot see). Uses by `echo` only print.
-std::vector<RefusalReason> unfollowed_variables(const recipe::ScriptDocument& original, const recipe::ScriptDocument& candidate) {
+std::vector<RefusalReason> unfollowed_variables(const ScriptSide& original, const ScriptSide& candidate) {
   std::vector<RefusalReason> out;
-  const std::string_view t = candidate.text();
-  const std::vector<recipe::Entry> before = original.written(), after = candidate.written();
+  const std::string_view t = candidate.doc.text();
   std::vector<Region> read;
-  for (const auto& e : after) read.push_back({e.begin, e.end});
+  for (const auto& e : candidate.entries) read.push_back({e.begin, e.end});
   read = merged(std::move(read));
-  std::vector<Region> words;
-  for (const auto& [b, e] : candidate.words()) words.push_back({b, e});
   const std::vector<Line> lines = lines_of(t);
-  std::set<std::string> reported;
-  for (const auto& e : after) {
-    if (e.path.rfind("var.", 0) != 0 && e.path.rfind("env.", 0) != 0) continue;
-    const bool same = std::any_of(before.begin(), before.end(), [&](const recipe::Entry& b) {
-      return b.path == e.path && b.value.str() == e.value.str() && b.raw == e.raw;
+  for (const auto& [path, written] : candidate.by_path) {
+    if (path.rfind("var.", 0) != 0 && path.rfind("env.", 0) != 0) continue;
+    if (!candidate.differs(path, original)) continue;
+    const std::string name = path.substr(4);
+    const bool splits = std::any_of(written.begin(), written.end(), [](const auto& w) {
+      return w.first.find_first_of(" \t\n") != std::string::npos;
     });
-    if (same || reported.count(e.path)) continue;
-    const std::string name = e.path.substr(4);
-    const bool splits = e.value.str().find_first_of(" \t\n") != std::string::npos;
-    for (std::size_t at : uses_of(t, words, name)) {
-      auto l = std::upper_bound(lines.begin(), lines.end(), at, [](std::size_t x, const Line& y) { return x < y.begin; });
-      const int line = static_cast<int>(l - lines.begin());
+    for (std::size_t at : uses_of(t, candidate.words, name)) {
+      const int line = line_of(lines, at);
       const std::string text = line_text(t, line);
-      const auto w = std::prev(std::upper_bound(words.begin(), words.end(), at, [](std::size_t x, const Region& r) { return x < r.begin; }));
+      const auto w = std::prev(std::upper_bound(candidate.words.begin(), candidate.words.end(), at,
+                                                [](std::size_t x, const Region& r) { return x < r.begin; }));
       std::string why;
       if (!covered(read, at)) {
         if (text.rfind("echo ", 0) == 0) continue;
@@ -252,32 +255,30 @@ std::vector<RefusalReason> unfollowed_variables(const recipe::ScriptDocument& or
       } else {
         continue;
       }
-      out.push_back({"unattributed_change", fmt::format("{}:{}", candidate.name(), line),
+      out.push_back({"unattributed_change", fmt::format("{}:{}", candidate.doc.name(), line),
                      fmt::format("{} changed, and line {} ('{}') {}", name, line, text, why)});
-      reported.insert(e.path);
       break;
     }
   }
   return out;
 }
 
-std::vector<RefusalReason> script_changes(const recipe::ScriptDocument& original, const recipe::ScriptDocument& candidate,
-                                          const Regions& regions) {
+std::vector<RefusalReason> script_changes(const ScriptSide& original, const ScriptSide& candidate, const Regions& regions) {
   std::vector<RefusalReason> out;
-  const std::string_view a = original.text(), b = candidate.text();
-  const auto [spans_a, spans_b] = changed_spans(original, candidate);
-  for (int line : uncovered_lines(b, regions.candidate, spans_b, words_of(candidate))) {
-    out.push_back({"unattributed_change", fmt::format("{}:{}", candidate.name(), line),
+  const std::string_view a = original.doc.text(), b = candidate.doc.text();
+  for (int line : uncovered_lines(b, regions.candidate, changed_spans(candidate, original), candidate.words)) {
+    out.push_back({"unattributed_change", fmt::format("{}:{}", candidate.doc.name(), line),
                    fmt::format("line {} changed ('{}'), but no setting attune reads changed there: the edit reaches "
                                "the training through a construct the reader does not model",
                                line, line_text(b, line))});
   }
-  for (int line : uncovered_lines(a, regions.original, spans_a, words_of(original))) {
-    out.push_back({"unattributed_change", fmt::format("{}:{}", original.name(), line),
+  for (int line : uncovered_lines(a, regions.original, changed_spans(original, candidate), original.words)) {
+    out.push_back({"unattributed_change", fmt::format("{}:{}", original.doc.name(), line),
                    fmt::format("line {} of the original was changed or removed ('{}'), but no setting attune reads "
                                "changed there",
                                line, line_text(a, line))});
   }
+  for (auto& r : unfollowed_variables(original, candidate)) out.push_back(std::move(r));
   return out;
 }
 
@@ -291,7 +292,7 @@ std::vector<RefusalReason> yaml_changes(const recipe::Document& original, const 
     for (const Region& r : changed) {
       if (r.end <= end) continue;
       const std::size_t at = std::max(r.begin, end);
-      const int line = 1 + static_cast<int>(std::count(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      const int line = line_of(lines_of(t), at);
       out.push_back({"unattributed_change", fmt::format("{}:{}", d.name(), line),
                      fmt::format("line {} of the {} lies in a second YAML document ('{}'), which attune does not read "
                                  "but a loader of the whole stream would",
@@ -311,11 +312,7 @@ std::vector<RefusalReason> unattributed_changes(const recipe::Document& original
   const Regions regions = changed_regions(original.text(), candidate.text());
   const auto* sa = dynamic_cast<const recipe::ScriptDocument*>(&original);
   const auto* sb = dynamic_cast<const recipe::ScriptDocument*>(&candidate);
-  if (sa && sb) {
-    std::vector<RefusalReason> out = script_changes(*sa, *sb, regions);
-    for (auto& r : unfollowed_variables(*sa, *sb)) out.push_back(std::move(r));
-    return out;
-  }
+  if (sa && sb) return script_changes(ScriptSide(*sa), ScriptSide(*sb), regions);
   if (original.format() == recipe::Format::Yaml) return yaml_changes(original, candidate, regions);
   return {};  // TOML: the reader parses every byte, and every leaf is compared
 }
