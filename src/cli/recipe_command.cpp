@@ -7,6 +7,7 @@
 #include "attune/cli/commands.h"
 #include "attune/cli/parse_error.h"
 #include "attune/recipe/recipe.h"
+#include "attune/recipe/recipe_files.h"
 #include "attune/recipe/recipe_diff.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
@@ -78,10 +79,11 @@ int run_set(const SetArgs& a) {
   auto [lever, value] = split_assignment(a);
   recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
   recipe::EditResult edit = r.set(lever, value, a.add);
-  if (!a.output.empty()) write_file_atomic(a.output, r.document().text());
+  const std::string out = a.output.empty() ? "" : recipe::edited_config_destination(r, a.output);
+  if (!out.empty()) write_file_atomic(out, r.document().text());
   if (a.json) {
     nlohmann::json j = recipe::to_json(edit);
-    j["output"] = a.output.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.output);
+    j["output"] = out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out);
     print_json(j);
     return 0;
   }
@@ -90,8 +92,10 @@ int run_set(const SetArgs& a) {
   print_plan_delta(edit.before, edit.after);
   if (a.output.empty()) {
     fmt::print("nothing written (pass -o OUT to write the edited recipe)\n");
+  } else if (out != a.output) {
+    fmt::print("wrote     {} (the file the wrapper {} names)\n", out, a.output);
   } else {
-    fmt::print("wrote     {}\n", a.output);
+    fmt::print("wrote     {}\n", out);
   }
   return 0;
 }
@@ -133,7 +137,9 @@ void add_set(CLI::App& recipe_cmd) {
                   "needed only when the key is one of attune's own flags, e.g. -- --nodes=2)");
   cmd->allow_extras();
   cmd->add_option("-o,--output", args->output,
-                  "Write the edited recipe here, in the same format (atomic; may be FILE itself). "
+                  "Write the edited recipe here, in the same format (atomic; may be FILE itself; when FILE is a wrapper and "
+                  "OUT is that wrapper, the file it names is edited; a symlink is written through, and what is not a "
+                  "regular file is refused). "
                   "Without it nothing is written");
   cmd->add_flag("--add", args->add, "Allow adding a key that is neither a known lever nor already in the file");
   cmd->add_flag("--json", args->json, "Print JSON: {lever, changes, follow_ups, plan_before, plan_after}");

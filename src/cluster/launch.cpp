@@ -1,6 +1,8 @@
 #include "attune/cluster/launch.h"
 
+#include <cctype>
 #include <cmath>
+#include <map>
 #include <filesystem>
 #include <utility>
 
@@ -31,6 +33,30 @@ std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::stri
     argv.push_back(std::filesystem::absolute(q.truth_file).string());
   }
   return argv;
+}
+
+// The variables a launch script reads its node count and GPUs per node from
+// (`--nnodes $NUM_NODES`, `--nproc_per_node $PROCESSES_PER_NODE`): each gets
+// the run's value, since the job's own environment names them NNODES and
+// GPUS_PER_NODE. Slurm's own variables are Slurm's to set.
+void export_node_variables(const recipe::Recipe& r, const RunSpec& s, std::map<std::string, std::string>& env) {
+  auto names_in = [](const std::string& raw) {
+    std::vector<std::string> out;
+    for (std::size_t at = raw.find('$'); at != std::string::npos; at = raw.find('$', at + 1)) {
+      std::size_t b = at + 1 + (at + 1 < raw.size() && raw[at + 1] == '{');
+      std::size_t e = b;
+      while (e < raw.size() && (std::isalnum(static_cast<unsigned char>(raw[e])) || raw[e] == '_')) ++e;
+      if (e > b && !std::isdigit(static_cast<unsigned char>(raw[b]))) out.push_back(raw.substr(b, e - b));
+    }
+    return out;
+  };
+  for (const auto& [lever, value] : {std::pair{"nodes", s.nodes}, std::pair{"gpus_per_node", s.gpus_per_node}}) {
+    auto e = r.find_named(lever);
+    if (!e) continue;
+    for (const auto& name : names_in(e->raw)) {
+      if (name.rfind("SLURM_", 0) != 0) env.emplace(name, std::to_string(value));
+    }
+  }
 }
 
 }  // namespace
@@ -95,6 +121,7 @@ Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinit
                                  recipe::framework_title(recipe.framework())));
   s.command = with_config(argv, files.config);
   s.env = l.env;
+  export_node_variables(recipe, s, s.env);
   s.workdir = l.workdir;
   s.container_image = l.container_image;
   s.container_mounts = l.container_mounts;

@@ -263,9 +263,49 @@ std::vector<RefusalReason> unfollowed_variables(const ScriptSide& original, cons
   return out;
 }
 
+// A changed byte inside a construct that writes a variable the reader does not
+// follow (`${TP:=2}` in a flag, a `read`): what later reads of it get changes
+// in a way no setting shows.
+void untracked_writes_changed(const recipe::ScriptDocument& d, const std::vector<Region>& changed, const char* side,
+                              std::vector<RefusalReason>& out) {
+  const std::vector<Line> lines = lines_of(d.text());
+  for (const auto& [begin, end] : d.untracked_writes()) {
+    for (const Region& r : changed) {
+      if (r.end <= begin || end <= r.begin) continue;
+      const int line = line_of(lines, std::max(begin, r.begin));
+      out.push_back({"unattributed_change", fmt::format("{}:{}", d.name(), line),
+                     fmt::format("line {} of the {} changes a construct that writes a variable as a side effect ('{}'); "
+                                 "what later reads of it get is not a setting attune follows",
+                                 line, side, line_text(d.text(), line))});
+      return;
+    }
+  }
+}
+
+// The launch's command lines, each with its program: a line break or `;`
+// inserted into a command makes its tail a command of its own, and the
+// program no longer receives those flags although every value is the same.
+void commands_changed(const recipe::ScriptDocument& a, const recipe::ScriptDocument& b, std::vector<RefusalReason>& out) {
+  const auto ca = a.commands(), cb = b.commands();
+  for (std::size_t i = 0; i < std::max(ca.size(), cb.size()); ++i) {
+    if (i < ca.size() && i < cb.size() && ca[i].second == cb[i].second) continue;
+    const bool in_b = i < cb.size();
+    const recipe::ScriptDocument& d = in_b ? b : a;
+    const int line = line_of(lines_of(d.text()), in_b ? cb[i].first : ca[i].first);
+    out.push_back({"unattributed_change", fmt::format("{}:{}", d.name(), line),
+                   fmt::format("the launch's command lines differ at line {} of the {} ('{}'): a command split, "
+                               "joined, added or removed changes which program receives which flags",
+                               line, in_b ? "candidate" : "original", line_text(d.text(), line))});
+    return;
+  }
+}
+
 std::vector<RefusalReason> script_changes(const ScriptSide& original, const ScriptSide& candidate, const Regions& regions) {
   std::vector<RefusalReason> out;
+  commands_changed(original.doc, candidate.doc, out);
   const std::string_view a = original.doc.text(), b = candidate.doc.text();
+  untracked_writes_changed(candidate.doc, regions.candidate, "candidate", out);
+  untracked_writes_changed(original.doc, regions.original, "original", out);
   for (int line : uncovered_lines(b, regions.candidate, changed_spans(candidate, original), candidate.words)) {
     out.push_back({"unattributed_change", fmt::format("{}:{}", candidate.doc.name(), line),
                    fmt::format("line {} changed ('{}'), but no setting attune reads changed there: the edit reaches "

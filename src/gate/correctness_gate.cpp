@@ -42,6 +42,13 @@ class KeyJudge {
                     "'" + c.new_value->str() + "' is not one of the throughput-equivalent values of lever " +
                         lever->name);
     }
+    // The values of a choice lever are equivalent only among themselves: from
+    // one outside them (an 8-bit optimizer to a fused AdamW) is a new objective.
+    if (lever && c.old_value && !legal_value(*lever, *c.old_value)) {
+      return refuse(c, framework_ + ".lever_value",
+                    "the original's '" + c.old_value->str() + "' is not one of the throughput-equivalent values of lever " +
+                        lever->name + ", so changing it changes what is trained");
+    }
     auto matched = rules_.matching(framework_, rule_key(c.key));
     if (judge_by_rules(c, matched)) return;
     if (lever) return judge_lever(c, *lever);
@@ -167,6 +174,15 @@ class KeyJudge {
   std::string framework_;
 };
 
+// The same value to every loader: equal by value, and written the same where
+// a YAML loader could read the spelling differently (`1e-4` is a string to
+// PyYAML, 0.0001 to OmegaConf).
+bool same_setting(const Setting& a, const Setting& b) {
+  if (!equivalent(a.entry.value, b.entry.value)) return false;
+  bool spelled = a.entry.loader_dependent || b.entry.loader_dependent;
+  return !spelled || a.entry.raw == b.entry.raw;
+}
+
 std::vector<KeyChange> changed_keys(const std::map<std::string, Setting>& before,
                                     const std::map<std::string, Setting>& after) {
   std::vector<KeyChange> out;
@@ -174,7 +190,7 @@ std::vector<KeyChange> changed_keys(const std::map<std::string, Setting>& before
     auto it = after.find(key);
     if (it == after.end()) {
       out.push_back({key, s.entry.value, std::nullopt, "", ChangeStatus::Refused, "", ""});
-    } else if (!equivalent(s.entry.value, it->second.entry.value)) {
+    } else if (!same_setting(s, it->second)) {
       out.push_back({key, s.entry.value, it->second.entry.value, "", ChangeStatus::Refused, "", ""});
     }
   }
@@ -196,6 +212,75 @@ void refuse_ambiguous(const std::map<std::string, Setting>& before, const std::m
                            "set more than once with different values (" + s.entry.value.str() +
                                "); which one the framework uses is not certain"});
     }
+  }
+}
+
+// A value the run alone knows (`$(nproc)`, an environment variable, an
+// interpolation the file cannot resolve) is not one the gate can judge a
+// change of, whatever the key.
+void refuse_runtime_values(const recipe::Recipe& r, const std::map<std::string, Setting>& before,
+                           const std::map<std::string, Setting>& after, KeyChange& c) {
+  auto runtime = [&](const std::map<std::string, Setting>& side) {
+    auto it = side.find(c.key);
+    return it != side.end() && it->second.entry.runtime ? &it->second.entry : nullptr;
+  };
+  const recipe::Entry* e = runtime(before);
+  if (!e) e = runtime(after);
+  if (!e || c.status == ChangeStatus::Refused) return;
+  c.status = ChangeStatus::Refused;
+  c.rule = recipe::to_string(r.framework()) + ".runtime_value";
+  c.reason = "'" + (e->raw.empty() ? e->value.str() : e->raw) +
+             "' is known only at run time, so what changing it does cannot be checked";
+}
+
+// A layout the framework rejects at start up is refused here, not left to
+// fail on the cluster: every validity error the original did not have.
+void refuse_new_violations(const recipe::Recipe& original, const recipe::Recipe& candidate, Verdict& v) {
+  std::vector<recipe::RuleViolation> had = original.violations();
+  for (const auto& x : candidate.violations()) {
+    if (!x.error) continue;
+    bool old = std::any_of(had.begin(), had.end(), [&](const recipe::RuleViolation& y) {
+      return y.error && y.rule == x.rule && y.key == x.key;
+    });
+    if (!old) v.reasons.push_back({"validity." + x.rule, x.key, x.message});
+  }
+}
+
+// The wrapper's launch runs too: another command, working directory or
+// container runs other code, and an environment variable it sets is judged as
+// the same key in the file would be. (Where the job runs is not the objective.)
+void judge_launch(const KeyJudge& judge, const recipe::Recipe& a, const recipe::Recipe& b, Verdict& v) {
+  const recipe::LaunchSettings& x = a.launch();
+  const recipe::LaunchSettings& y = b.launch();
+  auto words = [](const std::vector<std::string>& w) {
+    std::string out;
+    for (const auto& s : w) out += (out.empty() ? "" : " ") + s;
+    return out.empty() ? std::string("(default)") : out;
+  };
+  auto refuse = [&](const std::string& key, const std::string& before, const std::string& after) {
+    v.reasons.push_back({"launch-changed", key,
+                         key + " differs ('" + before + "' -> '" + after + "'): the run would start other code"});
+  };
+  if (x.command != y.command) refuse("launch.command", words(x.command), words(y.command));
+  if (x.workdir != y.workdir) refuse("launch.workdir", x.workdir, y.workdir);
+  if (x.container_image != y.container_image) refuse("launch.container.image", x.container_image, y.container_image);
+  if (x.container_mounts != y.container_mounts) {
+    refuse("launch.container.mounts", words(x.container_mounts), words(y.container_mounts));
+  }
+  std::set<std::string> names;
+  for (const auto& [k, val] : x.env) names.insert(k);
+  for (const auto& [k, val] : y.env) names.insert(k);
+  for (const auto& name : names) {
+    auto i = x.env.find(name), j = y.env.find(name);
+    std::optional<recipe::Value> before, after;
+    if (i != x.env.end()) before = recipe::Value::parse(i->second);
+    if (j != y.env.end()) after = recipe::Value::parse(j->second);
+    if (before && after && before->text == after->text) continue;
+    KeyChange c{"env." + name, before, after, "", ChangeStatus::Refused, "", ""};
+    judge.judge(c);
+    if (c.status == ChangeStatus::Refused) v.reasons.push_back({c.rule, "launch.env." + name, c.reason});
+    if (c.status == ChangeStatus::Parity) v.requires_parity = true;
+    v.changes.push_back(std::move(c));
   }
 }
 
@@ -368,6 +453,7 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
   refuse_ambiguous(before.settings, after.settings, v);
   for (auto& c : changed_keys(before.settings, after.settings)) {
     judge.judge(c);
+    refuse_runtime_values(original, before.settings, after.settings, c);
     if (c.status == ChangeStatus::Refused) v.reasons.push_back({c.rule, c.key, c.reason});
     if (c.status == ChangeStatus::Parity) v.requires_parity = true;
     v.changes.push_back(std::move(c));
@@ -381,6 +467,8 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
     }
   }
   for (auto& r : unattributed_changes(original.document(), candidate.document())) v.reasons.push_back(std::move(r));
+  refuse_new_violations(original, candidate, v);
+  judge_launch(judge, original, candidate, v);
   check_vocab_padding(rules_, before, after, options_, v);
   flag_benchmark_settings(rules_, before, v);
   const recipe::Plan& a = before.plan;

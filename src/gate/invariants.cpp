@@ -46,6 +46,28 @@ std::string all_values(const GateRuleSet& rules, const recipe::Recipe& r, const 
   return out;
 }
 
+// A number computed from what the run alone knows is written as what it is
+// computed from, so that it counts as kept only when none of that changed.
+std::string unknown_from(const recipe::Plan& p) {
+  return "unknown (" + p.unknown_text() + "; mbs=" + std::to_string(p.mbs) + " tp=" + std::to_string(p.tp) +
+         " pp=" + std::to_string(p.pp) + " cp=" + std::to_string(p.cp) + " world=" + std::to_string(p.world) +
+         " gbs=" + std::to_string(p.gbs) + " ga=" + std::to_string(p.grad_accum) + " seq=" + std::to_string(p.seq_len) +
+         ")";
+}
+
+std::string gbs_text(const recipe::Plan& p) { return p.gbs_known() ? std::to_string(p.gbs) : unknown_from(p); }
+std::string seq_text(const recipe::Plan& p) { return p.seq_len_known() ? std::to_string(p.seq_len) : unknown_from(p); }
+// Axolotl's sample packing fills bins of micro_batch_size x sequence_len
+// tokens: a micro-batch / grad-accumulation swap that keeps their product
+// still changes which samples train together.
+std::string pack_text(const recipe::Plan& p) {
+  return p.pack_tokens > 0 ? std::to_string(p.pack_tokens) + " tokens per packed micro-batch" : "(no packing)";
+}
+
+std::string tokens_text(const recipe::Plan& p) {
+  return p.gbs_known() && p.seq_len_known() ? std::to_string(p.tokens_per_step) : unknown_from(p);
+}
+
 Derived derive(const GateRuleSet& rules, const RecipeView& view) {
   const recipe::Recipe& r = view.recipe;
   const Settings& settings = view.settings;
@@ -60,26 +82,28 @@ Derived derive(const GateRuleSet& rules, const RecipeView& view) {
   d.seed = all_values(rules, r, settings, "seed");
   recipe::Value steps = recipe::Value::parse(d.train_steps);
   recipe::Value samples = recipe::Value::parse(d.train_samples);
+  bool tokens_known = d.plan.gbs_known() && d.plan.seq_len_known();
   if (auto s = steps.as_int()) {
-    d.train_tokens = std::to_string(*s * d.plan.tokens_per_step);
+    d.train_tokens = tokens_known ? std::to_string(*s * d.plan.tokens_per_step) : unknown_from(d.plan);
   } else if (auto n = samples.as_int()) {
-    d.train_tokens = std::to_string(*n * d.plan.seq_len);
+    d.train_tokens = d.plan.seq_len_known() ? std::to_string(*n * d.plan.seq_len) : unknown_from(d.plan);
   }
   return d;
 }
 
 std::string or_unset(const std::string& s) { return s.empty() ? "(not set)" : s; }
 
+
 }  // namespace
 
 std::vector<Invariant> compute_invariants(const GateRuleSet& rules, const RecipeView& original,
                                           const RecipeView& candidate) {
   Derived a = derive(rules, original), b = derive(rules, candidate);
-  auto n = [](long long v) { return std::to_string(v); };
   return {
-      {"gbs", n(a.plan.gbs), n(b.plan.gbs), "samples"},
-      {"tokens_per_step", n(a.plan.tokens_per_step), n(b.plan.tokens_per_step), "tokens"},
-      {"seq_len", n(a.plan.seq_len), n(b.plan.seq_len), "tokens"},
+      {"gbs", gbs_text(a.plan), gbs_text(b.plan), "samples"},
+      {"tokens_per_step", tokens_text(a.plan), tokens_text(b.plan), "tokens"},
+      {"seq_len", seq_text(a.plan), seq_text(b.plan), "tokens"},
+      {"pack_tokens", pack_text(a.plan), pack_text(b.plan), ""},
       {"train_steps", or_unset(a.train_steps), or_unset(b.train_steps), "steps"},
       {"train_samples", or_unset(a.train_samples), or_unset(b.train_samples), "samples"},
       {"train_tokens", or_unset(a.train_tokens), or_unset(b.train_tokens), "tokens"},

@@ -1,6 +1,7 @@
 #include "attune/recipe/adapter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "attune/recipe/recipe.h"
@@ -31,49 +32,134 @@ std::string Adapter::catalog_key(const Recipe&, const std::string& doc_path) con
 
 namespace {
 
-int int_or(const std::optional<Entry>& e, int fallback) {
-  if (!e) return fallback;
-  if (auto v = e->value.as_int()) return static_cast<int>(*v);
-  return fallback;
+// An integer as PyYAML's YAML 1.1 resolver reads it, which every YAML loader of
+// the frameworks attune reads uses (safe_load: Axolotl, Megatron's CI YAML,
+// AutoModel; OmegaConf: NeMo, HyperPod, Bridge): `500_000`, octal `010`,
+// `0x10`, `0b11`, base 60 `1:30`. nullopt when it is no integer to YAML 1.1.
+std::optional<long long> yaml11_integer(std::string_view t) {
+  std::string s;
+  for (char c : t) {
+    if (c != '_') s.push_back(c);
+  }
+  bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.erase(0, 1);
+  if (s.empty()) return std::nullopt;
+  int base = 10;
+  std::string digits = s;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'b')) {
+    base = s[1] == 'x' ? 16 : 2;
+    digits = s.substr(2);
+  } else if (s.size() > 1 && s[0] == '0') {
+    base = 8;
+    digits = s.substr(1);
+  } else if (s.find(':') != std::string::npos) {
+    long long v = 0;
+    for (const std::string& part : split(s, ':')) {
+      auto n = Value::parse(part).as_int();
+      if (part.empty() || !n || *n < 0 || (v != 0 && *n > 59)) return std::nullopt;
+      v = v * 60 + *n;
+    }
+    return negative ? -v : v;
+  }
+  long long v = 0;
+  for (char c : digits) {
+    int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+            : std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                                                           : 99;
+    if (d >= base || v > (1LL << 50)) return std::nullopt;
+    v = v * base + d;
+  }
+  return negative ? -v : v;
 }
 
-int default_int(const Recipe& recipe, const std::string& name, int fallback) {
-  const LeverDef* def = recipe.adapter().catalog().by_name(name, recipe.dialect());
-  if (!def || def->default_value.empty()) return fallback;
-  auto v = Value::parse(def->default_value).as_int();
-  return v ? static_cast<int>(*v) : fallback;
-}
+// Reads the layout numbers exactly: a number the file states is a whole number
+// no less than its least value, one it leaves to run time is recorded as
+// unknown, and anything else is an error naming the key. Absent or null, the
+// framework's default applies.
+class LayoutReader {
+ public:
+  LayoutReader(const Recipe& recipe, Layout& layout) : recipe_(recipe), layout_(layout) {}
 
-int named_int(const Recipe& recipe, const std::string& name, int fallback) {
-  return int_or(recipe.find_named(name), default_int(recipe, name, fallback));
-}
+  std::optional<long long> stated(const std::string& name) const {
+    auto e = recipe_.find_named(name);
+    // AutoModel's loader turns the string `none` into Python's None (unset).
+    if (!e || e->value.is_null() || (e->value.kind == ValueKind::String && to_lower(e->value.text) == "none")) {
+      return std::nullopt;
+    }
+    if (e->runtime) {
+      // The node count is the scheduler's (SLURM_NNODES): the world is then
+      // the user's --nodes or assumed, as when the file is silent.
+      if (name != "nodes" && name != "gpus_per_node") layout_.unknown[name] = e->raw.empty() ? e->value.str() : e->raw;
+      return std::nullopt;
+    }
+    std::optional<long long> v;
+    if (e->loader_dependent) {
+      v = yaml11_integer(e->raw);
+      if (!v) {
+        throw InputError({recipe_.config_path(), e->line, 0}, e->path,
+                         "'" + e->raw + "' is a string to PyYAML (YAML 1.1) but a number to OmegaConf and YAML 1.2: "
+                         "write " + name + " as a plain decimal number");
+      }
+    } else if (e->value.kind == ValueKind::Int || e->value.kind == ValueKind::Float) {
+      v = e->value.as_int();
+    }
+    long long least = least_value(name);
+    if (!v || *v < least) {
+      std::string what = least == 1 ? "a positive whole number" : "a whole number >= " + std::to_string(least);
+      std::string got = "'" + e->value.str() + "'";
+      if (!e->raw.empty() && e->raw != e->value.str()) got += " (written " + e->raw + ")";
+      throw InputError({recipe_.config_path(), e->line, 0}, e->path, name + " must be " + what + ", got " + got);
+    }
+    return v;
+  }
 
-std::optional<long long> named_ll(const Recipe& recipe, const std::string& name) {
-  auto e = recipe.find_named(name);
-  if (!e) return std::nullopt;
-  return e->value.as_int();
-}
+  int number(const std::string& name, int fallback) const {
+    if (auto v = stated(name)) return static_cast<int>(std::min<long long>(*v, 1 << 30));
+    return default_int(name, fallback);
+  }
+
+ private:
+  long long least_value(const std::string& name) const {
+    const LeverCatalog& cat = recipe_.adapter().catalog();
+    if (const LeverDef* def = cat.by_name(name, recipe_.dialect()); def && def->min) {
+      return static_cast<long long>(*def->min);
+    }
+    if (const PlanKey* pk = cat.plan_key(name, recipe_.dialect()); pk && pk->min) return static_cast<long long>(*pk->min);
+    return 1;
+  }
+
+  int default_int(const std::string& name, int fallback) const {
+    const LeverDef* def = recipe_.adapter().catalog().by_name(name, recipe_.dialect());
+    if (!def || def->default_value.empty()) return fallback;
+    auto v = Value::parse(def->default_value).as_int();
+    return v ? static_cast<int>(*v) : fallback;
+  }
+
+  const Recipe& recipe_;
+  Layout& layout_;
+};
 
 }  // namespace
 
 Layout Adapter::read_layout(const Recipe& recipe) const {
   Layout l;
-  l.nodes = named_int(recipe, "nodes", 0);
-  l.gpus_per_node = named_int(recipe, "gpus_per_node", 0);
-  l.tp = named_int(recipe, "tp", 1);
-  l.pp = named_int(recipe, "pp", 1);
-  l.vp = named_int(recipe, "vp", 1);
-  l.cp = named_int(recipe, "cp", 1);
-  l.ep = named_int(recipe, "ep", 1);
-  l.etp = named_int(recipe, "etp", l.tp);
-  l.dp_shard = named_int(recipe, "dp_shard", 0);
-  l.dp_replicate = named_int(recipe, "dp_replicate", 1);
-  l.dp_explicit = named_int(recipe, "dp", 0);
-  l.mbs = named_int(recipe, "mbs", 1);
-  l.gbs = named_ll(recipe, "gbs");
-  if (l.gbs && *l.gbs <= 0) l.gbs.reset();
-  l.grad_accum = named_ll(recipe, "grad_accum");
-  l.seq_len = named_ll(recipe, "seq_len").value_or(0);
+  LayoutReader read(recipe, l);
+  l.nodes = read.number("nodes", 0);
+  l.gpus_per_node = read.number("gpus_per_node", 0);
+  l.tp = read.number("tp", 1);
+  l.pp = read.number("pp", 1);
+  l.vp = read.number("vp", 1);
+  l.cp = read.number("cp", 1);
+  l.ep = read.number("ep", 1);
+  l.etp = read.number("etp", l.tp);
+  l.dp_shard = read.number("dp_shard", 0);
+  l.dp_replicate = read.number("dp_replicate", 1);
+  l.dp_explicit = read.number("dp", 0);
+  l.mbs = read.number("mbs", 1);
+  l.gbs = read.stated("gbs");
+  if (l.gbs && *l.gbs <= 0) l.gbs.reset();  // torchtitan: -1 = local batch x DP
+  l.grad_accum = read.stated("grad_accum");
+  l.seq_len = read.stated("seq_len").value_or(0);
   return l;
 }
 
@@ -115,6 +201,7 @@ Plan Adapter::plan(const Recipe& recipe, int assumed_nodes) const {
   p.seq_len = l.seq_len;
   p.recompute = recompute(recipe);
   p.precision = precision(recipe);
+  p.unknown = l.unknown;
 
   const Hardware& hw = recipe.hardware();
   p.gpus_per_node = hw.gpus_per_node > 0 ? hw.gpus_per_node : (l.gpus_per_node > 0 ? l.gpus_per_node : 8);
@@ -147,7 +234,18 @@ Plan Adapter::plan(const Recipe& recipe, int assumed_nodes) const {
       p.gbs_rule = "implied: micro_batch_size*gradient_accumulation_steps*world/(tp*cp)";
       break;
   }
+  if (!l.batch_phases.empty()) {
+    // The schedule is the global batch: its largest phase is what the run
+    // reaches, and each phase sets the micro-batches of its steps.
+    p.batch_phases = l.batch_phases;
+    p.gbs = *std::max_element(l.batch_phases.begin(), l.batch_phases.end());
+    p.gbs_rule = "schedule";
+    p.grad_accum = per_step > 0 ? std::max(1LL, p.gbs / per_step) : 1;
+  }
   p.tokens_per_step = p.gbs * p.seq_len;
+  if (auto packing = recipe.find_named("sample_packing"); packing && packing->value.as_bool().value_or(false)) {
+    p.pack_tokens = static_cast<long long>(p.mbs) * p.seq_len;
+  }
   return p;
 }
 

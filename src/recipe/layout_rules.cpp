@@ -59,6 +59,17 @@ void batch_rules(RuleSink& r, const Recipe& recipe, const Plan& p) {
   BatchRule rule = recipe.adapter().batch_rule(recipe);
   if (rule != BatchRule::Explicit && rule != BatchRule::Torchtitan) return;
   long long per_step = static_cast<long long>(p.mbs) * p.dp;
+  if (!p.batch_phases.empty()) {
+    // Megatron asserts each phase's batch divides into micro-batches when it starts.
+    for (long long b : p.batch_phases) {
+      if (per_step > 0 && b % per_step == 0) continue;
+      r.require(false, "batch-schedule-divisible", "mbs",
+                "the batch schedule's phase of " + s(b) + " samples must be divisible by mbs*dp = " + s(p.mbs) + "*" +
+                    s(p.dp) + " = " + s(per_step));
+      return;
+    }
+    return;
+  }
   r.require(per_step > 0 && p.gbs % per_step == 0, "gbs-divisible", "gbs",
             "global batch " + s(p.gbs) + " must be divisible by mbs*dp = " + s(p.mbs) + "*" + s(p.dp) + " = " +
                 s(per_step));
@@ -75,7 +86,9 @@ void model_rules(RuleSink& r, const Recipe& recipe, const Plan& p) {
     r.require(m.kv_heads % p.tp == 0 || p.tp % m.kv_heads == 0, "kv-heads-tp", "tp",
               "num_query_groups " + s(m.kv_heads) + " must be a multiple or a divisor of tp " + s(p.tp));
   }
-  if (m.layers > 0 && recipe.framework() != Framework::Axolotl) {
+  // AutoModel splits the layers over the stages itself, unevenly when it must
+  // (its DeepSeek-V3 recipe runs 61 layers on pp 4).
+  if (m.layers > 0 && recipe.framework() != Framework::Axolotl && recipe.framework() != Framework::AutoModel) {
     bool uneven = recipe.find("--decoder-first-pipeline-num-layers") ||
                   recipe.find("--decoder-last-pipeline-num-layers") ||
                   recipe.find("--pipeline-model-parallel-layout");

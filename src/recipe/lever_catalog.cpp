@@ -246,8 +246,10 @@ PlanKey parse_plan_key(const std::string& file, const YAML::Node& node, const st
       pk.aliases = string_list(file, value, field);
     } else if (field == "dialect") {
       pk.dialect = scalar(file, value, field);
+    } else if (field == "min") {
+      pk.min = number(file, value, field);
     } else {
-      fail(file, it->first, field, "unknown plan key field (expected name, key, aliases, dialect)");
+      fail(file, it->first, field, "unknown plan key field (expected name, key, aliases, dialect, min)");
     }
   }
   if (pk.name.empty()) fail(file, node, "name", "plan key has no name");

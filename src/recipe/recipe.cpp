@@ -42,6 +42,27 @@ RecipeOptions merge_wrapper(const RecipeOptions& flags, const WrapperFile& w) {
   return o;
 }
 
+// A layout number written as a mapping or a list (`tp_size: {a: 1}`) has no
+// leaf of its own, so the reader would see it absent and take the default.
+void refuse_layout_containers(const Recipe& r) {
+  if (r.document().format() == Format::Script) return;  // a flag's several words are a List, read as such
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const char* name : {"nodes", "gpus_per_node", "tp", "pp", "vp", "cp", "ep", "etp", "dp_shard", "dp_replicate", "dp",
+                           "mbs", "gbs", "grad_accum", "seq_len"}) {
+    if (std::string key = r.key_of(name); !key.empty()) keys.emplace_back(name, key);
+  }
+  for (const auto& e : r.document().entries()) {
+    for (const auto& [name, key] : keys) {
+      if (e.path.size() > key.size() && e.path.compare(0, key.size(), key) == 0 &&
+          (e.path[key.size()] == '.' || e.path[key.size()] == '[')) {
+        throw InputError({r.config_path(), e.line, 0}, key,
+                         name + " must be a positive whole number, got a " +
+                             (e.path[key.size()] == '[' ? "list" : "mapping"));
+      }
+    }
+  }
+}
+
 std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 }  // namespace
@@ -88,6 +109,9 @@ Recipe Recipe::from_text(const std::string& name, std::string text, const Recipe
   }
   r.adapter_ = &adapter_for(r.framework_);
   r.resolve_context();
+  // A layout number that is not one is an error at load, naming its key.
+  refuse_layout_containers(r);
+  r.adapter_->read_layout(r);
   return r;
 }
 
@@ -256,11 +280,12 @@ std::vector<std::string> Recipe::notes() const {
                   std::to_string(p.gpus_per_node) + " GPUs, the smallest valid for this layout; pass --nodes");
   }
   if (p.gpu.empty()) out.push_back("gpu unknown; pass --gpu h100|h200|b200");
-  for (const char* name : {"tp", "pp", "cp", "ep", "mbs", "gbs", "seq_len", "nodes"}) {
-    auto e = find_named(name);
-    if (e && !e->value.as_int() && !e->value.is_null()) {
-      out.push_back(std::string(name) + " is '" + e->raw + "' (" + e->path + "), not a number attune can resolve");
-    }
+  for (const auto& [name, text] : p.unknown) {
+    out.push_back(name + " is '" + text + "' (" + key_of(name) +
+                  "), known only at run time: the gate refuses to change it or anything computed from it");
+  }
+  if (auto e = find_named("nodes"); e && e->runtime && p.world_source == "assumed") {
+    out.push_back("nodes is '" + e->raw + "' (" + e->path + "), known only at run time");
   }
   return out;
 }

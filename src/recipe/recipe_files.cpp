@@ -31,6 +31,13 @@ std::string wrapper_text(const Recipe& r, const std::string& config_name) {
 
 }  // namespace
 
+std::string edited_config_destination(const Recipe& recipe, const std::string& out) {
+  if (recipe.wrapper_path().empty()) return out;
+  std::error_code ec;
+  if (std::filesystem::equivalent(out, recipe.wrapper_path(), ec)) return recipe.config_path();
+  return out;
+}
+
 WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::filesystem::path source(recipe.config_path());

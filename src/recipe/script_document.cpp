@@ -67,6 +67,7 @@ class EntryMaker {
     const script::Piece& last = f.values.back();
     e.raw = std::string(t_.substr(first.begin, last.end - first.begin));
     e.line = lines_.line(first.begin);
+    for (const auto& p : f.values) e.runtime = e.runtime || !resolver_.expand(p);
     if (f.values.size() == 1) {
       e.value = resolver_.value(first);
     } else {
@@ -81,6 +82,8 @@ class EntryMaker {
     Entry e;
     e.path = (a.exported ? "env." : "var.") + a.name;
     e.value = resolver_.value(a);
+    e.runtime = !resolver_.expand(script::Piece{a.value_begin, a.value_end, script::Quote::None, a.value_begin,
+                                                a.value_end, a.value_begin, a.value_end});
     e.raw = std::string(t_.substr(a.value_begin, a.value_end - a.value_begin));
     e.line = lines_.line(a.name_begin);
     e.begin = a.stmt_begin;
@@ -110,7 +113,9 @@ std::vector<Entry> ScriptDocument::entries() const {
   std::vector<std::pair<size_t, Entry>> found;
   std::set<std::string> seen;
   for (const auto& f : m.flags) {
-    if (seen.insert(f.key).second) found.emplace_back(f.flag.begin, make.flag(f));
+    if (!seen.insert(f.key).second) continue;
+    const script::Flag* read = script::effective_flag(m, text_, f.key);
+    found.emplace_back(read->flag.begin, make.flag(*read));
   }
   std::set<std::pair<bool, std::string>> variables;
   for (const auto& a : m.assignments) {
@@ -130,11 +135,9 @@ std::optional<Entry> ScriptDocument::find(std::string_view path) const {
   const script::Model& m = index_->model;
   EntryMaker make(text_, m, index_->lines);
   if (p->kind == ScriptPath::Kind::Flag) {
-    std::string key = script::normalise_flag(p->name);
-    for (const auto& f : m.flags) {
-      if (f.key == key) return make.flag(f);
-    }
-    return std::nullopt;
+    const script::Flag* f = script::effective_flag(m, text_, script::normalise_flag(p->name));
+    if (!f) return std::nullopt;
+    return make.flag(*f);
   }
   const auto* a = script::effective_assignment(m, p->name, p->kind == ScriptPath::Kind::Env);
   if (!a) return std::nullopt;
@@ -152,6 +155,24 @@ std::vector<Entry> ScriptDocument::written() const {
 }
 
 const std::vector<std::pair<size_t, size_t>>& ScriptDocument::words() const { return index_->model.words; }
+
+std::vector<std::pair<size_t, std::string>> ScriptDocument::commands() const {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (const auto& c : index_->model.commands) {
+    size_t end = c.begin;
+    for (const auto& [b, e] : index_->model.words) {
+      if (b == c.begin) end = e;
+    }
+    out.emplace_back(c.begin, text_.substr(c.begin, end - c.begin));
+  }
+  return out;
+}
+
+std::vector<std::pair<size_t, size_t>> ScriptDocument::untracked_writes() const {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (const auto& w : index_->model.writers) out.emplace_back(w.begin, w.end);
+  return out;
+}
 
 std::vector<Entry> ScriptDocument::occurrences(std::string_view flag) const {
   std::vector<Entry> out;

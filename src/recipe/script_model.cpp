@@ -48,6 +48,56 @@ bool takes_no_flags(std::string_view command) {
   return command == "echo" || command == "printf" || command == "[" || command == "[[" || command == "test";
 }
 
+std::string_view leading_name(std::string_view w) {
+  if (w.empty() || !bash::is_name_start(w[0])) return {};
+  size_t i = 1;
+  while (i < w.size() && bash::is_name_char(w[i])) ++i;
+  return w.substr(0, i);
+}
+
+bool is_name_word(std::string_view w) { return !w.empty() && leading_name(w).size() == w.size(); }
+
+// The variables a builtin writes from its arguments (`words[0]` is the builtin);
+// {""} when it may write any; empty when it writes none the script reads.
+std::vector<std::string> written_by(const std::vector<std::string_view>& words) {
+  if (words.empty()) return {};
+  std::string_view cmd = words[0];
+  bool nameref = cmd == "declare" && words.size() > 1 && words[1] == "-n";
+  if (cmd == "eval" || cmd == "source" || cmd == "." || nameref) return {""};
+  std::vector<std::string> out;
+  if (cmd == "read" || cmd == "unset" || cmd == "mapfile" || cmd == "readarray" || cmd == "let") {
+    for (size_t i = 1; i < words.size(); ++i) {
+      std::string_view name = leading_name(words[i]);
+      if (!name.empty()) out.emplace_back(name);
+    }
+  } else if (cmd == "printf") {
+    for (size_t i = 1; i + 1 < words.size(); ++i) {
+      if (words[i] == "-v") out.emplace_back(leading_name(words[i + 1]));
+    }
+  } else if (cmd == "getopts" && words.size() > 2) {
+    out.emplace_back(leading_name(words[2]));
+  } else if (std::string_view name = leading_name(cmd); !name.empty() && cmd.size() > name.size() &&
+                                                       cmd[name.size()] == '[' &&
+                                                       (cmd.find("]=") != std::string_view::npos ||
+                                                        cmd.find("]+=") != std::string_view::npos)) {
+    out.emplace_back(name);  // ARR[i]=value
+  }
+  return out;
+}
+
+// `${X:=d}` and `${X=d}` assign X when it is unset.
+void default_assignments(std::string_view t, size_t begin, size_t end, std::vector<Writer>& out) {
+  for (size_t j = t.find("${", begin); j != std::string_view::npos && j + 2 < end; j = t.find("${", j + 2)) {
+    std::string_view name = leading_name(t.substr(j + 2, end - j - 2));
+    size_t op = j + 2 + name.size();
+    if (name.empty() || op >= end) continue;
+    if (t[op] == '=' || (t[op] == ':' && op + 1 < end && t[op + 1] == '=')) {
+      size_t close = t.find('}', op);
+      out.push_back(Writer{std::string(name), j, close == std::string_view::npos ? end : close + 1});
+    }
+  }
+}
+
 class Parser {
  public:
   Parser(const std::string& name, std::string_view t, const std::vector<Token>& toks)
@@ -78,10 +128,35 @@ class Parser {
 
   void separator() {
     std::string_view op = text(tok());
+    if (op == "(" && i_ + 1 < toks_.size() && toks_[i_ + 1].kind == TokenKind::Op && text(toks_[i_ + 1]) == "(" &&
+        toks_[i_ + 1].begin == tok().end) {
+      return arithmetic_command();
+    }
     if (tok().kind == TokenKind::Op && (op == ";;" || op == ";&" || op == ";;&") && !cases_.empty()) {
       cases_.back() = CaseMode::Pattern;
     }
     ++i_;
+  }
+
+  // `(( TP = 4 ))`: every name in it may be assigned.
+  void arithmetic_command() {
+    size_t begin = tok().begin;
+    i_ += 2;
+    while (!at_end() && tok().kind != TokenKind::Newline && !is_op(")")) {
+      if (is_word()) {
+        std::string_view w = text(tok());
+        for (size_t j = 0; j < w.size();) {
+          std::string_view name = leading_name(w.substr(j));
+          if (name.empty()) {
+            ++j;
+            continue;
+          }
+          m_.writers.push_back(Writer{std::string(name), begin, tok().end});
+          j += name.size();
+        }
+      }
+      ++i_;
+    }
   }
 
   // Skips `a|b)` of a case clause, or ends the case at `esac`.
@@ -154,6 +229,9 @@ class Parser {
   // `for x in a b c` lists words, not options.
   bool loop_header() {
     ++depth_;
+    if (i_ + 1 < toks_.size() && toks_[i_ + 1].kind == TokenKind::Word && is_name_word(text(toks_[i_ + 1]))) {
+      m_.writers.push_back(Writer{std::string(text(toks_[i_ + 1])), tok().begin, toks_[i_ + 1].end});
+    }
     while (!at_end() && tok().kind != TokenKind::Newline && !is_op(";")) ++i_;
     return true;
   }
@@ -211,6 +289,7 @@ class Parser {
     bool expands = false;
     size_t end = tok().end;
     std::vector<Item> items;
+    std::vector<std::string_view> words;
     while (!at_end() && tok().kind != TokenKind::Newline) {
       const Token& k = tok();
       if (k.kind == TokenKind::Op && !is_redirect(text(k))) break;
@@ -221,10 +300,12 @@ class Parser {
         continue;
       }
       expands = expands || text(k).find("[@]}") != std::string_view::npos;
+      words.push_back(text(k));
       items.push_back(pieces(k, false).front());
       end = k.end;
       ++i_;
     }
+    for (const std::string& name : written_by(words)) m_.writers.push_back(Writer{name, begin, end});
     int index = static_cast<int>(m_.commands.size());
     size_t before = m_.flags.size();
     if (scan) collect_flags(items, -1, index);
@@ -310,11 +391,51 @@ const Assignment* effective_assignment(const Model& model, std::string_view name
   return top ? top : any;
 }
 
+namespace {
+
+// Where an argument array's flags stand on the command line: its first
+// expansion inside a command, else where it is defined.
+size_t expansion_pos(const Model& model, std::string_view text, const ArrayDef& a) {
+  for (const char* form : {"[@]}", "[*]}"}) {
+    std::string ref = "${" + a.name + form;
+    for (size_t at = text.find(ref); at != std::string_view::npos; at = text.find(ref, at + 1)) {
+      for (const Command& c : model.commands) {
+        if (c.begin <= at && at < c.end) return at;
+      }
+    }
+  }
+  return a.open;
+}
+
+}  // namespace
+
+const Flag* effective_flag(const Model& model, std::string_view text, std::string_view key) {
+  const Flag* only = nullptr;
+  int count = 0;
+  for (const Flag& f : model.flags) {
+    if (f.key == key && count++ == 0) only = &f;
+  }
+  if (count <= 1) return only;
+  const Flag* best = nullptr;
+  std::pair<size_t, size_t> best_pos{0, 0};
+  for (const Flag& f : model.flags) {
+    if (f.key != key) continue;
+    size_t at = f.array >= 0 ? expansion_pos(model, text, model.arrays[static_cast<size_t>(f.array)]) : f.flag.begin;
+    std::pair<size_t, size_t> pos{at, f.flag.begin};
+    if (!best || pos >= best_pos) {
+      best = &f;
+      best_pos = pos;
+    }
+  }
+  return best;
+}
+
 Model scan(const std::string& name, std::string_view text) {
   std::vector<Token> toks = bash::tokenize(name, text);
   Model m = Parser(name, text, toks).run();
   for (const Token& t : toks) {
     if (t.kind != TokenKind::Newline) m.words.emplace_back(t.begin, t.end);
+    if (t.kind == TokenKind::Word) default_assignments(text, t.begin, t.end, m.writers);
   }
   return m;
 }

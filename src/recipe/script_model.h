@@ -58,6 +58,16 @@ struct ArrayDef {
   bool has_flags = false;
 };
 
+// A construct that writes a variable in a way the resolver does not follow:
+// `read`, `printf -v`, `let`, `(( ))`, `${X:=d}`, `ARR[i]=`, `for X in`,
+// `unset`, `mapfile`, `getopts`; `eval` and `source` may write any variable.
+// What a read of that variable after it gets is known only at run time.
+struct Writer {
+  std::string name;  // "" = any variable
+  size_t begin = 0;
+  size_t end = 0;
+};
+
 // A command line that passes flags or expands an argument array.
 struct Command {
   size_t begin = 0;
@@ -69,12 +79,19 @@ struct Model {
   std::vector<Assignment> assignments;  // scalar assignments and exports
   std::vector<ArrayDef> arrays;
   std::vector<Command> commands;
+  std::vector<Writer> writers;
   std::vector<std::pair<size_t, size_t>> words;  // every word and operator token: what bash reads (not comments or blanks)
 };
 
 // Scans `text` (named `name` in errors). Throws InputError for unterminated
 // quotes, arrays and substitutions.
 Model scan(const std::string& name, std::string_view text);
+
+// The occurrence of flag `key` (normalised) that the program reads when the
+// script gives it more than once: argparse keeps the last one on the command
+// line, and a flag in an argument array stands where the array is expanded.
+// nullptr when the script does not give it.
+const Flag* effective_flag(const Model& model, std::string_view text, std::string_view key);
 
 // `--micro_batch_size` and `--micro-batch-size` name the same flag.
 std::string normalise_flag(std::string_view flag);

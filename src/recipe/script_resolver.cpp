@@ -42,8 +42,17 @@ std::string strip_quotes(std::string_view s) {
   return std::string(s);
 }
 
-Resolver::Resolver(std::string_view text, const Model& model) : t_(text) {
+Resolver::Resolver(std::string_view text, const Model& model) : t_(text), writers_(&model.writers) {
   for (const Assignment& a : model.assignments) by_name_[a.name].push_back(&a);
+}
+
+bool Resolver::overwritten(std::string_view name, size_t pos) const {
+  const Assignment* a = lookup_before(name, pos);
+  size_t after = a ? a->value_end : 0;
+  for (const Writer& w : *writers_) {
+    if ((w.name.empty() || w.name == name) && w.end <= pos && w.begin >= after) return true;
+  }
+  return false;
 }
 
 std::optional<std::string> Resolver::expand(const Piece& p) const {
@@ -161,6 +170,7 @@ std::optional<std::string> Resolver::reference(const bash::VarRef& r, Mode mode,
   switch (r.kind) {
     case bash::RefKind::Literal: return std::string("$");
     case bash::RefKind::Var: {
+      if (overwritten(r.name, r.begin)) return std::nullopt;
       if (!lookup(r.name, r.begin)) return unset(r, mode, depth);
       auto v = variable(r.name, r.begin, depth + 1);
       if (!v) return std::nullopt;
@@ -179,6 +189,7 @@ std::optional<std::string> Resolver::reference(const bash::VarRef& r, Mode mode,
 }
 
 std::optional<std::string> Resolver::variable(std::string_view name, size_t pos, int depth) const {
+  if (overwritten(name, pos)) return std::nullopt;
   const Assignment* a = lookup(name, pos);
   if (!a || depth > kMaxDepth) return std::nullopt;
   return expand(a->value_begin, a->value_end, Mode::Word, depth);

@@ -60,8 +60,13 @@ class Resolver {
   std::optional<long long> arith_variable(Cursor& c) const;
   void arith_space(Cursor& c) const;
 
+  // A construct the resolver does not follow wrote `name` after the assignment
+  // a read at `pos` would take: the read is known only at run time.
+  bool overwritten(std::string_view name, size_t pos) const;
+
   std::string_view t_;
   std::map<std::string, std::vector<const Assignment*>, std::less<>> by_name_;
+  const std::vector<Writer>* writers_;
 };
 
 // `'x'` -> `x`, `"x"` -> `x`; anything else unchanged.

@@ -1121,7 +1121,9 @@ class Editor {
 };
 
 Entry to_entry(const NodeRec& x) {
-  Entry e{x.path, x.value, x.raw, x.line, 0, 0};
+  Entry e{x.path, x.value, x.raw, x.line, 0, 0, false, false};
+  e.runtime = x.value.kind == ValueKind::String && x.value.text.find("${") != std::string::npos;
+  e.loader_dependent = x.quote == 0 && x.literal.kind != ValueKind::List && yaml_loader_dependent(x.literal.text);
   if (!x.own) return e;  // its bytes are its anchor's
   e.begin = std::min({x.begin, x.key_pos, x.elem_pos});
   e.end = x.alias_end == npos ? x.end : std::max(x.end, x.alias_end);

@@ -27,7 +27,33 @@ std::string read_file(const std::string& path) {
   return buf.str();
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
+namespace {
+
+// Where writing `given` must land: a symlink's target (the link stays a link),
+// the path itself when nothing is there; refused when it is not a regular file
+// (a device, a pipe, a directory), which renaming over would replace.
+std::string write_destination(const std::string& given) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path path(given);
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(path, ec)); ++hops) {
+    if (hops > 32) throw InputError({given, 0, 0}, "", "cannot write file: too many levels of symbolic links");
+    fs::path target = fs::read_symlink(path, ec);
+    if (ec) throw InputError({given, 0, 0}, "", "cannot write file: " + ec.message());
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    throw InputError({given, 0, 0}, "", "cannot write file: not a regular file (a device, pipe, socket or directory); "
+                                        "attune replaces only regular files");
+  }
+  return path.string();
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& given, const std::string& content) {
+  const std::string path = write_destination(given);
   std::string tmp = path + ".attune-tmp-XXXXXX";
   int fd = mkstemp(tmp.data());
   if (fd < 0) {

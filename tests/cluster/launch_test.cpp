@@ -222,6 +222,26 @@ TEST_F(LaunchTest, TimeLimitFromRecipeElseDefaultCutByBudget) {
   EXPECT_DOUBLE_EQ(prepared(megatron(kFullLaunch), mock(), q).time_limit_s, 1800);
 }
 
+// A script that reads its node count from a variable of its own name gets the
+// run's count in that variable: the job exports NNODES, and NUM_NODES would
+// otherwise fall back to the script's default of one node on each node.
+TEST_F(LaunchTest, TheScriptsOwnNodeVariablesCarryTheRunsCounts) {
+  std::string text = kScript;
+  text.replace(text.find("torchrun --nproc_per_node 8"), 27,
+               "NUM_NODES=${NUM_NODES:-1}\ntorchrun --nnodes $NUM_NODES --nproc_per_node ${PROCS:-8}");
+  write("train.sh", text);
+  Recipe r = Recipe::load(write("train.attune.yaml", "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\n"
+                                                     "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"));
+  RunSpec s = prepared(r, slurm(), request());
+  EXPECT_EQ(s.env["NUM_NODES"], "2");
+  EXPECT_EQ(s.env["PROCS"], "8");
+  // The wrapper's own environment wins over what attune derives.
+  Recipe pinned = Recipe::load(write("pinned.attune.yaml", "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\n"
+                                                           "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"
+                                                           "launch: {env: {NUM_NODES: \"3\"}}\n"));
+  EXPECT_EQ(prepared(pinned, slurm(), request()).env["NUM_NODES"], "3");
+}
+
 // The cluster module predicts nothing: the step time is the caller's
 // estimate, and one that is not a positive number is "unknown".
 TEST_F(LaunchTest, ExpectedStepTimeIsTheRequests) {

@@ -209,6 +209,17 @@ TEST_F(RecipeFilesTest, MegatronScriptWithAnEditLoadsBackTheSame) {
   EXPECT_EQ(read((dir_ / "src" / "train.sh").string()), kMegatronScript);
 }
 
+TEST_F(RecipeFilesTest, AnEditWrittenOverItsWrapperGoesIntoTheFileTheWrapperNames) {
+  const std::string config = write("train.sh", kMegatronScript);
+  const std::string wrapper = write("train.attune.yaml", kMegatronWrapper);
+  Recipe r = Recipe::load(wrapper);
+  EXPECT_EQ(edited_config_destination(r, wrapper), config);
+  const std::string elsewhere = (dir_ / "out.sh").string();
+  EXPECT_EQ(edited_config_destination(r, elsewhere), elsewhere);
+  Recipe plain = Recipe::load(config);
+  EXPECT_EQ(edited_config_destination(plain, config), config);
+}
+
 TEST_F(RecipeFilesTest, TorchtitanTomlWithAnEditLoadsBackTheSame) {
   write("titan.toml", kTitanToml);
   Recipe r = Recipe::load(write("titan.attune.yaml", kTitanWrapper));

@@ -161,6 +161,9 @@ TEST_F(ScenarioTest, ScenarioDirsListsSortedOrTheOneGiven) {
   EXPECT_FALSE(is_scenario((scratch_.path() / "not-a-scenario").string()));
   EXPECT_TRUE(is_scenario(scratch_.write("other.yaml", "recipe: r.yaml\nruns_on: x\n")));
   EXPECT_FALSE(is_scenario(scratch_.write("recipe.yaml", "framework: megatron\n")));
+  // AutoModel recipes name their recipe class and seed at the top: not a scenario.
+  EXPECT_FALSE(is_scenario(scratch_.write("automodel.yaml", "recipe: TrainFinetuneRecipeForNextTokenPrediction\n"
+                                                            "seed: 1234\nstep_scheduler:\n  global_batch_size: 32\n")));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // framework; the shared arithmetic lives here.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,12 @@ struct Layout {
   std::optional<long long> gbs;  // explicit global batch (torchtitan: -1 counts as absent)
   std::optional<long long> grad_accum;
   long long seq_len = 0;
+  // A batch schedule's global batch of each phase (Megatron's
+  // --rampup-batch-size, --step-batch-size-schedule); empty when there is none.
+  std::vector<long long> batch_phases;
+  // Numbers known only at run time (`$(nproc)`, an environment variable):
+  // canonical name -> the text the file gives. Their fields hold the default.
+  std::map<std::string, std::string> unknown;
 };
 
 class Adapter {

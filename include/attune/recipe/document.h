@@ -34,7 +34,20 @@ struct Entry {
   // value reached through a YAML alias is written at its anchor).
   size_t begin = 0;
   size_t end = 0;
+  // The value depends on what only the run knows (the environment, the
+  // script's arguments, a command's output, an interpolation that does not
+  // resolve in the file): `value` is then its text, not what the framework reads.
+  bool runtime = false;
+  // A YAML plain scalar that YAML loaders read differently (`042`: octal 34 to
+  // PyYAML's YAML 1.1, 42 to YAML 1.2; `1e-4`: a string to PyYAML, a number to
+  // OmegaConf; `yes`, `1_000`, `0x10`, `1:30`): which value the framework
+  // sees depends on its loader.
+  bool loader_dependent = false;
 };
+
+// Whether YAML 1.1 (PyYAML's safe_load), YAML 1.2 and OmegaConf type the plain
+// scalar `text` differently (see Entry::loader_dependent).
+bool yaml_loader_dependent(std::string_view text);
 
 class Document {
  public:

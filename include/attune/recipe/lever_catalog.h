@@ -49,6 +49,7 @@ struct PlanKey {
   std::string key;
   std::vector<std::string> aliases;
   std::string dialect;               // HyperPod dialect ("" = all)
+  std::optional<double> min;         // least value a count takes (default 1; torchtitan's -1 = implied)
 };
 
 struct LeverCatalog {

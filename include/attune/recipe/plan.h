@@ -4,7 +4,9 @@
 // the simulator and the gate reason about Plans, never about raw keys.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,9 +35,26 @@ struct Plan {
   long long grad_accum = 1;  // micro-batches per step per DP rank (gbs = mbs * dp * grad_accum)
   long long seq_len = 0;
   long long tokens_per_step = 0;
-  std::string gbs_rule;      // how the global batch is determined ("explicit", "implied: mbs*dp", ...)
+  std::string gbs_rule;      // how the global batch is determined ("explicit", "implied: mbs*dp", "schedule", ...)
+  // Under a batch schedule, every phase's global batch (gbs is the largest);
+  // each must divide into micro-batches of mbs*dp.
+  std::vector<long long> batch_phases;
+  // With sample packing into bins of micro_batch_size x sequence_len tokens
+  // (Axolotl's sample_packing), that bin: which samples train together in a
+  // step follows from it. 0 when the recipe does not pack that way.
+  long long pack_tokens = 0;
   std::string recompute = "none";  // none | selective | full | <framework value>
   std::string precision;     // bf16 | fp16 | fp32 | fp8-hybrid | mxfp8 ...
+  // Layout numbers the file leaves to run time (name -> its text). Every
+  // number derived from them is unknown too (see derived_unknown()).
+  std::map<std::string, std::string> unknown;
+
+  // Whether the global batch (and so the tokens per step) follows from what
+  // the file states; false when it is computed from an unknown number.
+  bool gbs_known() const;
+  bool seq_len_known() const { return !unknown.count("seq_len"); }
+  // "tp=$(nproc), pp=$PP": what is unknown, for messages ("" when nothing).
+  std::string unknown_text() const;
 };
 
 nlohmann::json to_json(const Plan& plan);

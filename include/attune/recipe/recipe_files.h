@@ -15,6 +15,12 @@ struct WrittenRecipe {
   std::string wrapper;  // <stem>.attune.yaml beside it
 };
 
+// Where an edited recipe asked to go to `out` is written: `out`, unless `out`
+// is the wrapper the recipe was loaded from; the edit is then the framework
+// file's, and goes into the file the wrapper names (a wrapper holds no recipe
+// keys: writing the framework's file over it would lose it).
+std::string edited_config_destination(const Recipe& recipe, const std::string& out);
+
 // Writes both files into `dir` (created), each atomically. Throws
 // std::runtime_error when a file cannot be written.
 WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir);

@@ -15,8 +15,10 @@
 //   var.NAME             a plain shell variable (`GPUS_PER_NODE=8`).
 // Values are resolved through the script's own variables (`${TP:-1}`,
 // `$(($A*$B))`); what depends on the environment or arguments stays the raw
-// text as a String. A flag may occur several times (if/else branches): find()
-// and entries() report the first occurrence, set() and remove() change all.
+// text as a String (Entry::runtime). A flag may occur several times: find()
+// and entries() report the one the program reads (argparse keeps the last on
+// the command line; an array's flags stand where it is expanded), set() and
+// remove() change all.
 // set() edits a value where the script defines it: `--tensor-model-parallel-size
 // ${TP}` with `TP=${TP:-1}` becomes `TP=${TP:-2}`.
 #pragma once
@@ -51,6 +53,12 @@ class ScriptDocument : public Document {
   std::vector<Entry> written() const override;
   // Byte ranges of every word and operator bash reads, in order: what is
   // neither a comment, nor blanks, nor a line break.
+  // Each command line that passes flags or expands an argument array: its
+  // first byte and its first word (the program it runs), in file order.
+  std::vector<std::pair<size_t, std::string>> commands() const;
+  // The bytes of every construct that writes a variable in a way the reader
+  // does not follow (`read`, `printf -v`, `let`, `${X:=d}`, `eval`, ...).
+  std::vector<std::pair<size_t, size_t>> untracked_writes() const;
   const std::vector<std::pair<size_t, size_t>>& words() const;
   // Values are written as their text, quoted for bash when needed. Throws
   // InputError for a path that is not --flag, env.NAME or var.NAME, or for a

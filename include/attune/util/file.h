@@ -10,7 +10,9 @@ namespace attune {
 // Throws InputError naming the file when it cannot be read.
 std::string read_file(const std::string& path);
 
-// Writes `content` to `path` atomically (temp file + fsync + rename).
+// Writes `content` to `path` atomically (temp file + fsync + rename). A
+// symlink is written through (its target is replaced, the link kept); what is
+// not a regular file (a device, a pipe, a directory) is refused, never replaced.
 // Throws InputError naming the file when it cannot be written.
 void write_file_atomic(const std::string& path, const std::string& content);
 

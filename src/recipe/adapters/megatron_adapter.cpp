@@ -1,11 +1,70 @@
 #include "adapters.h"
 
 #include <algorithm>
+#include <sstream>
+
+#include "attune/util/error.h"
 
 namespace attune::recipe {
 
 namespace {
+
 bool is_yaml(const Recipe& recipe) { return recipe.dialect() == "yaml"; }
+
+[[noreturn]] void bad_schedule(const Recipe& r, const Entry& e, const std::string& expected) {
+  throw InputError({r.config_path(), e.line, 0}, e.path, "expected " + expected + ", got '" + e.value.str() + "'");
+}
+
+// The words of a flag's value: several value words, or one quoted string.
+std::vector<std::string> value_words(const Entry& e) {
+  std::vector<std::string> out;
+  auto split = [&](const std::string& t) {
+    std::istringstream in(t);
+    for (std::string w; in >> w;) out.push_back(w);
+  };
+  if (e.value.kind == ValueKind::List) {
+    for (const auto& v : e.value.items) split(v.str());
+  } else {
+    split(e.value.str());
+  }
+  return out;
+}
+
+std::optional<long long> whole(const std::string& w) {
+  Value v = Value::parse(w);
+  auto n = v.kind == ValueKind::Int ? v.as_int() : std::nullopt;
+  return n && *n > 0 ? n : std::nullopt;
+}
+
+// --rampup-batch-size START INCREMENT SAMPLES: START, START+INCREMENT, ... up
+// to --global-batch-size (Megatron asserts the difference is a multiple).
+std::vector<long long> rampup_phases(const Recipe& r, const Entry& e, std::optional<long long> gbs) {
+  std::vector<std::string> w = value_words(e);
+  std::optional<long long> start = w.size() == 3 ? whole(w[0]) : std::nullopt;
+  std::optional<long long> step = w.size() == 3 ? whole(w[1]) : std::nullopt;
+  if (!start || !step || !whole(w[2])) bad_schedule(r, e, "three positive whole numbers: start, increment, ramp-up samples");
+  if (!gbs) bad_schedule(r, e, "a --global-batch-size to ramp up to");
+  if (*gbs < *start || (*gbs - *start) % *step != 0 || (*gbs - *start) / *step > 100000) {
+    bad_schedule(r, e, "a start that reaches --global-batch-size " + std::to_string(*gbs) + " in whole increments");
+  }
+  std::vector<long long> out;
+  for (long long b = *start; b <= *gbs; b += *step) out.push_back(b);
+  return out;
+}
+
+// --step-batch-size-schedule "T0:BS0 T1:BS1 ...": the batch of each phase.
+std::vector<long long> step_phases(const Recipe& r, const Entry& e) {
+  std::vector<long long> out;
+  for (const std::string& w : value_words(e)) {
+    size_t colon = w.find(':');
+    auto bs = colon == std::string::npos ? std::nullopt : whole(w.substr(colon + 1));
+    if (!bs) bad_schedule(r, e, "THRESHOLD:BATCH pairs (0:768 250B:1536)");
+    out.push_back(*bs);
+  }
+  if (out.empty()) bad_schedule(r, e, "THRESHOLD:BATCH pairs (0:768 250B:1536)");
+  return out;
+}
+
 }  // namespace
 
 std::string MegatronAdapter::doc_key(const Recipe& recipe, const std::string& key) const {
@@ -31,6 +90,14 @@ Layout MegatronAdapter::read_layout(const Recipe& recipe) const {
     if (auto n = per_stage->value.as_int(); n && *n > 0) {
       l.vp = std::max(1, static_cast<int>(recipe.model()->layers / l.pp / *n));
     }
+  }
+  if (auto step = recipe.find("--step-batch-size-schedule"); step && !step->value.is_null() && !step->runtime) {
+    l.batch_phases = step_phases(recipe, *step);
+  } else if (auto ramp = recipe.find("--rampup-batch-size"); ramp && !ramp->value.is_null() && !ramp->runtime) {
+    l.batch_phases = rampup_phases(recipe, *ramp, l.gbs);
+  } else if ((step && step->runtime) || (ramp && ramp->runtime)) {
+    const Entry& e = step && step->runtime ? *step : *ramp;
+    l.unknown["gbs"] = e.raw;
   }
   return l;
 }
