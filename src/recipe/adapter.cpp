@@ -100,8 +100,8 @@ class LayoutReader {
                          "'" + e->raw + "' is a string to PyYAML (YAML 1.1) but a number to OmegaConf and YAML 1.2: "
                          "write " + name + " as a plain decimal number");
       }
-    } else if (e->value.kind == ValueKind::Int || e->value.kind == ValueKind::Float) {
-      v = e->value.as_int();
+    } else if (e->value.kind == ValueKind::Int) {
+      v = e->value.as_int();  // not 8.0 or 1e3: argparse's int(), TOML and the YAML loaders take neither as a count
     }
     long long least = least_value(name);
     if (!v || *v < least) {

@@ -47,7 +47,7 @@ std::string load_error(const std::string& name, const std::string& text) {
 }
 
 TEST(ExactReading, ALayoutNumberThatIsNotAWholeNumberIsAnErrorNamingItsKey) {
-  for (const char* bad : {"four", "2.5", "'2 4'"}) {
+  for (const char* bad : {"four", "2.5", "'2 4'", "2.0", "2e0"}) {
     std::string err = load_error("train.sh", script(bad));
     EXPECT_NE(err.find("--tensor-model-parallel-size"), std::string::npos) << bad << ": " << err;
     EXPECT_NE(err.find("tp must be a positive whole number"), std::string::npos) << bad << ": " << err;
