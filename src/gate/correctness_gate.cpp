@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "attune/util/error.h"
 #include "attune/util/text.h"
@@ -236,6 +237,20 @@ void refuse_runtime_values(const recipe::Recipe& r, const std::map<std::string, 
 // A layout the framework rejects at start up is refused here, not left to
 // fail on the cluster: every validity error the original did not have.
 void refuse_new_violations(const recipe::Recipe& original, const recipe::Recipe& candidate, Verdict& v) {
+  const recipe::Plan a = original.plan(), b = candidate.plan();
+  if (!a.unknown.empty() || !b.unknown.empty()) {
+    // The rules cannot be checked: only a layout left exactly as it was is known to start.
+    auto layout = [](const recipe::Plan& p) {
+      return std::tuple(p.unknown, p.world, p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.dp, p.mbs, p.gbs, p.grad_accum,
+                        p.seq_len, p.batch_phases);
+    };
+    if (layout(a) != layout(b)) {
+      v.reasons.push_back({"validity.unknown-layout", "",
+                           (a.unknown.empty() ? b : a).unknown_text() +
+                               " known only at run time, so whether the new layout starts cannot be checked"});
+    }
+    return;
+  }
   std::vector<recipe::RuleViolation> had = original.violations();
   for (const auto& x : candidate.violations()) {
     if (!x.error) continue;

@@ -55,6 +55,14 @@ TEST(FailClosedGate, AChangeOfAValueOnlyTheRunKnowsIsRefused) {
   EXPECT_FALSE(back.allowed);
 }
 
+// With TP unknown, DP and so the grad accumulation an MBS edit leaves are
+// unknown: whether the new layout starts cannot be checked.
+TEST(FailClosedGate, ALayoutEditBesideAnUnknownIsRefused) {
+  Verdict v = CorrectnessGate().check(load(script("$(nproc)", "1", "128")), load(script("$(nproc)", "2", "128")));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_TRUE(refused_by(v, "validity.unknown-layout"));
+}
+
 TEST(FailClosedGate, ANumberComputedFromAnUnknownIsKeptOnlyWhenNothingItIsComputedFromChanged) {
   // GBS from the environment: the global batch is unknown; an MBS edit changes
   // how it splits into micro-batches (and in the framework, GA), so it is refused.
