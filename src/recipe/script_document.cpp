@@ -48,9 +48,24 @@ std::optional<ScriptPath> parse_path(std::string_view path) {
 class EntryMaker {
  public:
   EntryMaker(std::string_view text, const script::Model& model, const bash::LineIndex& lines)
-      : t_(text), resolver_(text, model), lines_(lines) {}
+      : t_(text), model_(model), resolver_(text, model), lines_(lines) {}
 
   Entry flag(const script::Flag& f) const {
+    Entry e = written_flag(f);
+    // A variable expanded later on the same command line may bring its own
+    // value of this flag (argparse keeps the last): known only at run time
+    // unless its value is known and passes no option.
+    auto [at, command] = script::launch_position(model_, t_, f);
+    if (!command) return e;
+    for (const auto& [begin, end] : command->expansions) {
+      if (begin <= at) continue;
+      auto words = resolver_.expand(script::Piece{begin, end, script::Quote::None, begin, end, begin, end});
+      if (!words || words->find('-') != std::string::npos) e.runtime = true;
+    }
+    return e;
+  }
+
+  Entry written_flag(const script::Flag& f) const {
     Entry e;
     e.path = f.name;
     // Its words whole: the quotes around a value are its bytes too.
@@ -93,6 +108,7 @@ class EntryMaker {
 
  private:
   std::string_view t_;
+  const script::Model& model_;
   script::Resolver resolver_;
   const bash::LineIndex& lines_;
 };

@@ -98,6 +98,16 @@ void default_assignments(std::string_view t, size_t begin, size_t end, std::vect
   }
 }
 
+// A word that is one variable's value, quoted or not (`$EXTRA`, "${EXTRA}"):
+// not an array, a positional parameter (attune passes the script none) or text.
+bool scalar_expansion(std::string_view w) {
+  if (w.size() > 2 && w.front() == '"' && w.back() == '"') w = w.substr(1, w.size() - 2);
+  if (w.size() < 2 || w[0] != '$') return false;
+  std::string_view name = w.substr(1);
+  if (name.size() > 2 && name.front() == '{' && name.back() == '}') name = name.substr(1, name.size() - 2);
+  return !name.empty() && is_name_word(name);
+}
+
 class Parser {
  public:
   Parser(const std::string& name, std::string_view t, const std::vector<Token>& toks)
@@ -290,6 +300,8 @@ class Parser {
     size_t end = tok().end;
     std::vector<Item> items;
     std::vector<std::string_view> words;
+    std::vector<std::pair<size_t, size_t>> expansions;
+    bool after_entry = false;
     while (!at_end() && tok().kind != TokenKind::Newline) {
       const Token& k = tok();
       if (k.kind == TokenKind::Op && !is_redirect(text(k))) break;
@@ -300,6 +312,8 @@ class Parser {
         continue;
       }
       expands = expands || text(k).find("[@]}") != std::string_view::npos;
+      if (after_entry && scalar_expansion(text(k))) expansions.emplace_back(k.begin, k.end);
+      after_entry = after_entry || text(k).ends_with(".py") || text(k).ends_with(".py\"");
       words.push_back(text(k));
       items.push_back(pieces(k, false).front());
       end = k.end;
@@ -309,7 +323,7 @@ class Parser {
     int index = static_cast<int>(m_.commands.size());
     size_t before = m_.flags.size();
     if (scan) collect_flags(items, -1, index);
-    if (m_.flags.size() > before || expands) m_.commands.push_back(Command{begin, end});
+    if (m_.flags.size() > before || expands) m_.commands.push_back(Command{begin, end, std::move(expansions)});
   }
 
   std::vector<Piece> pieces(const Token& k, bool split) const {
@@ -408,6 +422,14 @@ size_t expansion_pos(const Model& model, std::string_view text, const ArrayDef& 
 }
 
 }  // namespace
+
+std::pair<size_t, const Command*> launch_position(const Model& model, std::string_view text, const Flag& f) {
+  size_t at = f.array >= 0 ? expansion_pos(model, text, model.arrays[static_cast<size_t>(f.array)]) : f.flag.begin;
+  for (const Command& c : model.commands) {
+    if (c.begin <= at && at < c.end) return {at, &c};
+  }
+  return {at, nullptr};
+}
 
 const Flag* effective_flag(const Model& model, std::string_view text, std::string_view key) {
   const Flag* only = nullptr;

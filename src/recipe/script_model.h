@@ -72,6 +72,10 @@ struct Writer {
 struct Command {
   size_t begin = 0;
   size_t end = 0;
+  // Words after the entry script (`pretrain_gpt.py`) that expand a scalar
+  // variable (`$EXTRA_ARGS`): their words may be flags that override any given
+  // before them, since argparse keeps the last.
+  std::vector<std::pair<size_t, size_t>> expansions;
 };
 
 struct Model {
@@ -92,6 +96,10 @@ Model scan(const std::string& name, std::string_view text);
 // line, and a flag in an argument array stands where the array is expanded.
 // nullptr when the script does not give it.
 const Flag* effective_flag(const Model& model, std::string_view text, std::string_view key);
+
+// Where a flag stands on the command line that runs it (an array's flags where
+// the array is expanded), and that command; nullptr when no command reads it.
+std::pair<size_t, const Command*> launch_position(const Model& model, std::string_view text, const Flag& flag);
 
 // `--micro_batch_size` and `--micro-batch-size` name the same flag.
 std::string normalise_flag(std::string_view flag);

@@ -124,6 +124,21 @@ TEST(ExactReading, AVariableWrittenByAConstructTheReaderDoesNotFollowIsUnknown) 
   EXPECT_EQ(r.plan().tp, 2);
 }
 
+// A variable expanded after the entry script may pass any flag again, and
+// argparse keeps the last: what the flags before it say is known only at run
+// time, unless the variable's value is known and passes no option.
+TEST(ExactReading, AVariableExpandedOnTheLaunchLineMakesTheFlagsBeforeItUnknown) {
+  Recipe open = Recipe::from_text("train.sh", script("2", "256", "4096", "", " $EXTRA_ARGS"), one_node());
+  EXPECT_EQ(open.plan().unknown.count("tp"), 1u);
+  EXPECT_EQ(open.plan().unknown.count("mbs"), 1u);
+  Recipe flags = Recipe::from_text("train.sh", script("2", "256", "4096", "EXTRA_ARGS=\"--micro-batch-size 4\"\n", " $EXTRA_ARGS"),
+                                   one_node());
+  EXPECT_EQ(flags.plan().unknown.count("mbs"), 1u);
+  Recipe empty = Recipe::from_text("train.sh", script("2", "256", "4096", "EXTRA_ARGS=\"\"\n", " $EXTRA_ARGS"), one_node());
+  EXPECT_TRUE(empty.plan().unknown.empty());
+  EXPECT_EQ(empty.plan().tp, 2);
+}
+
 TEST(ExactReading, AFlagGivenTwiceIsReadAsArgparseReadsItTheLastOnTheCommandLine) {
   // After the array on the launch line: the launch line's value wins.
   Recipe late = Recipe::from_text("train.sh", script("2", "256", "4096", "", " --micro-batch-size 2"), one_node());
