@@ -10,6 +10,7 @@
 #include "attune/diagnose/recipe_context.h"
 #include "attune/recipe/recipe.h"
 #include "attune/util/error.h"
+#include "attune/util/input_file.h"
 
 namespace attune::cli {
 
@@ -31,6 +32,7 @@ struct DiagnoseArgs {
 diagnose::DiagnoseOptions options_from(const DiagnoseArgs& a) {
   diagnose::DiagnoseOptions o;
   if (!a.recipe.empty()) {
+    regular_file_size(a.recipe, "recipe");  // a FIFO would block the load
     recipe::RecipeOptions ro;
     ro.model = a.model;
     ro.hardware.gpu = a.gpu;
@@ -53,6 +55,10 @@ diagnose::DiagnoseOptions options_from(const DiagnoseArgs& a) {
 }
 
 int run_diagnose(const DiagnoseArgs& a) {
+  // Every input is a regular file, checked before any is read: a FIFO or a
+  // device among them is refused at once, not after the logs before it.
+  for (const auto& log : a.logs) regular_file_size(log, "log file");
+  if (!a.profile.empty()) regular_file_size(a.profile, "profile");
   diagnose::Diagnosis d;
   if (!a.logs.empty()) {
     d = diagnose::diagnose_logs(a.logs, options_from(a));
@@ -100,7 +106,8 @@ void add_diagnose_command(CLI::App& app) {
       ->check(whole_number(1, LLONG_MAX));
   cmd->add_flag("--json", args->json,
                 "Print JSON: {framework, steps, throughput: {tokens_per_s_per_gpu, step_time_s, tflops_per_gpu, mfu, "
-                "flops_convention}, noise: {cv}, memory: {...}, loss: [[step, value]], timers, failure, profile}");
+                "flops_convention, tflops_source, logged_tflops_per_gpu, logged_mfu, logged_flops_convention}, "
+                "noise: {cv}, memory: {...}, loss: [[step, value]], timers, failure, profile}");
   cmd->callback([args]() { command_status() = run_diagnose(*args); });
 }
 

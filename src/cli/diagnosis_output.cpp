@@ -1,6 +1,8 @@
 #include "attune/cli/diagnosis_output.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +11,22 @@
 namespace attune::cli {
 
 namespace {
+
+// Log text as it may reach a terminal: control bytes (but tab) shown as \xNN,
+// so a stray byte of a damaged log cannot move the cursor or ring the bell.
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && c != '\t') || b == 0x7F) {
+      out += fmt::format("\\x{:02x}", b);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 std::string num(const std::optional<double>& v, const char* fmt_spec, const std::string& unit) {
   return v ? fmt::format(fmt::runtime(fmt_spec), *v) + unit : "-";
@@ -40,8 +58,15 @@ void print_diagnosis(const diagnose::Diagnosis& d) {
              num(d.tokens_per_s_per_gpu, "{:.0f}", ""), num(d.step_time_s, "{:.3f}", " s"),
              num(d.tflops_per_gpu, "{:.1f}", ""), d.mfu ? fmt::format("{:.1f}%", *d.mfu * 100) : "-");
   if (!d.flops_convention.empty() && d.tflops_per_gpu) {
-    fmt::print("            FLOPs convention {}{}\n", d.flops_convention,
-               d.peak_tflops ? fmt::format(", peak {:.0f} TFLOP/s", *d.peak_tflops) : "");
+    fmt::print("            FLOPs: {}, {}{}\n", d.flops_convention,
+               d.tflops_source == "computed" ? "computed from tokens/s" : "as the log printed them",
+               d.peak_tflops ? fmt::format("; peak {:.0f} TFLOP/s", *d.peak_tflops) : "");
+  }
+  // The framework's own figure when it is not the one above: another formula.
+  if (d.logged_tflops_per_gpu && d.tflops_source == "computed") {
+    fmt::print("            the log's own: {:.1f} TFLOP/s/GPU{}, {}\n", *d.logged_tflops_per_gpu,
+               d.logged_mfu ? fmt::format(" · MFU {:.1f}%", *d.logged_mfu * 100) : "",
+               d.logged_flops_convention.empty() ? "formula unknown" : d.logged_flops_convention);
   }
   fmt::print("noise       CV {} · 95% interval of the mean {} – {}\n",
              d.steady.cv ? fmt::format("{:.1f}%", *d.steady.cv * 100) : "-", num(d.steady.ci95_low_s, "{:.3f}", " s"),
@@ -53,7 +78,8 @@ void print_diagnosis(const diagnose::Diagnosis& d) {
     fmt::print("loss        {:.4f} at step {} ({} values)\n", d.loss.back().second, d.loss.back().first, d.loss.size());
   }
   if (d.failure) {
-    fmt::print("failure     {} at line {}: {}\n", to_string(d.failure->kind), d.failure->line, d.failure->evidence);
+    fmt::print("failure     {} at line {}: {}\n", to_string(d.failure->kind), d.failure->line,
+               printable(d.failure->evidence));
   } else {
     fmt::print("failure     none\n");
   }

@@ -6,6 +6,7 @@
 
 #include "attune/cli/commands.h"
 #include "attune/recipe/recipe.h"
+#include "attune/util/input_file.h"
 
 namespace attune::cli {
 
@@ -25,10 +26,20 @@ std::string hardware_line(const recipe::Plan& p) {
 }
 
 void print_plan(const recipe::Plan& p) {
-  fmt::print("plan      tp {}  pp {}  vp {}  cp {}  ep {}  etp {}  dp {}\n", p.tp, p.pp, p.vp, p.cp, p.ep, p.etp, p.dp);
-  fmt::print("          micro batch {} samples, global batch {} samples ({}), grad accumulation {}\n", p.mbs,
-             p.gbs, p.gbs_rule, p.grad_accum);
-  fmt::print("          sequence {} tokens, {} tokens per step\n", p.seq_len, p.tokens_per_step);
+  // A number only the run knows is shown as what the file says, never as the
+  // default that stands in for it; nor is anything computed from it.
+  auto n = [&](const char* name, long long v) {
+    auto it = p.unknown.find(name);
+    return it == p.unknown.end() ? std::to_string(v) : "unknown (" + it->second + ")";
+  };
+  const bool derived_known = p.unknown.empty();
+  auto derived = [&](long long v, bool known) { return known ? std::to_string(v) : std::string("unknown"); };
+  fmt::print("plan      tp {}  pp {}  vp {}  cp {}  ep {}  etp {}  dp {}\n", n("tp", p.tp), n("pp", p.pp), n("vp", p.vp),
+             n("cp", p.cp), n("ep", p.ep), n("etp", p.etp), derived(p.dp, derived_known));
+  fmt::print("          micro batch {} samples, global batch {} samples ({}), grad accumulation {}\n", n("mbs", p.mbs),
+             derived(p.gbs, p.gbs_known()), p.gbs_rule, derived(p.grad_accum, derived_known));
+  fmt::print("          sequence {} tokens, {} tokens per step\n", n("seq_len", p.seq_len),
+             derived(p.tokens_per_step, p.gbs_known() && p.seq_len_known()));
   fmt::print("          recompute {}, precision {}\n", p.recompute, p.precision);
 }
 
@@ -74,6 +85,7 @@ void print_human(const recipe::Recipe& r) {
 }
 
 int run_levers(const LeversArgs& a) {
+  regular_file_size(a.file, "recipe");  // a FIFO would block the load, a device never end
   recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
   if (a.json) {
     print_json(r.to_json());

@@ -18,6 +18,13 @@ int main(int argc, char** argv) {
   CLI::App app{"attune - tunes the throughput of LLM training recipes without changing what they train"};
   app.set_version_flag("--version", std::string("attune ") + ATTUNE_VERSION);
   app.require_subcommand(1);
+  // Every status attune exits with (README.md, "Exit status").
+  app.footer(
+      "Exit status: 0 success; 1 a negative answer (check: refused; run, sim run, sim job: the run did not "
+      "complete; sim scenarios: a target missed; cluster check: not ready); 2 bad input, named in the message "
+      "(a flag, a value, a file: unreadable, not a regular file, a log that is not text or over the size cap; "
+      "levers: a recipe that breaks a validity rule; a cluster that refuses the run); 3 internal error (a bug, "
+      "or out of memory); 130 tune interrupted by Ctrl-C (summary written; --resume DIR goes on).\n");
   attune::cli::add_levers_command(app);
   attune::cli::add_recipe_command(app);
   attune::cli::add_check_command(app);

@@ -44,12 +44,21 @@ long long global_batch(const StepSeries& samples, const DiagnoseOptions& o) {
   return 0;
 }
 
-void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::string& framework, Diagnosis& d) {
+// The formula of the log's TFLOP/s figures: that of the last sample the
+// steady state used which has one.
+LoggedFlops logged_formula(const StepSeries& samples, const SteadyState& st) {
+  for (std::size_t i = samples.size(); i-- > 0;) {
+    if (i < st.used.size() && st.used[i] && samples[i].tflops_per_gpu) return samples[i].tflops_formula;
+  }
+  return LoggedFlops::None;
+}
+
+void throughput(const ParseSink& sink, const DiagnoseOptions& o, Diagnosis& d) {
   const auto& samples = sink.samples;
   d.step_time_s = d.steady.step_time_s;
   d.tokens_per_s_per_gpu = logged_median(samples, d.steady, &StepSample::tokens_per_s_per_gpu);
-  d.tflops_per_gpu = logged_median(samples, d.steady, &StepSample::tflops_per_gpu);
-  d.mfu = logged_median(samples, d.steady, &StepSample::mfu);
+  d.logged_tflops_per_gpu = logged_median(samples, d.steady, &StepSample::tflops_per_gpu);
+  d.logged_mfu = logged_median(samples, d.steady, &StepSample::mfu);
   d.samples_per_s = logged_median(samples, d.steady, &StepSample::samples_per_s);
   d.throughput_source = "log";
   long long gbs = global_batch(samples, o);
@@ -58,10 +67,30 @@ void throughput(const ParseSink& sink, const DiagnoseOptions& o, const std::stri
     d.tokens_per_s_per_gpu = gbs * static_cast<double>(o.seq_len) / (*d.step_time_s * o.world);
     d.throughput_source = "computed";
   }
-  FlopsConvention conv = framework == "torchtitan" ? FlopsConvention::FullAttention : FlopsConvention::CausalHalved;
-  d.flops_convention = to_string(conv);
-  if (!d.tflops_per_gpu && o.model && o.seq_len > 0 && d.tokens_per_s_per_gpu) {
-    d.tflops_per_gpu = *d.tokens_per_s_per_gpu * flops_per_token(*o.model, o.seq_len, conv) / 1e12;
+  const LoggedFlops formula = d.logged_tflops_per_gpu ? logged_formula(samples, d.steady) : LoggedFlops::None;
+  d.logged_flops_convention = describe(formula);
+  const std::string megatron = to_string(FlopsConvention::CausalHalved);
+  // One convention for the headline figure: the log's when it is Megatron's,
+  // else computed in Megatron's, else the log's under its own name.
+  if (d.logged_tflops_per_gpu && formula == LoggedFlops::Megatron) {
+    d.tflops_per_gpu = d.logged_tflops_per_gpu;
+    d.mfu = d.logged_mfu;
+    d.tflops_source = "log";
+    d.flops_convention = megatron;
+  } else if (o.model && o.seq_len > 0 && d.tokens_per_s_per_gpu) {
+    d.tflops_per_gpu =
+        *d.tokens_per_s_per_gpu * flops_per_token(*o.model, o.seq_len, FlopsConvention::CausalHalved) / 1e12;
+    d.tflops_source = "computed";
+    d.flops_convention = megatron;
+  } else if (d.logged_tflops_per_gpu) {
+    d.tflops_per_gpu = d.logged_tflops_per_gpu;
+    d.mfu = d.logged_mfu;
+    d.tflops_source = "log";
+    d.flops_convention = d.logged_flops_convention.empty() ? "as the framework logged it (formula unknown)"
+                                                           : d.logged_flops_convention;
+    d.notes.push_back(
+        "TFLOP/s/GPU and MFU are the log's own, in its framework's convention: they do not compare with the "
+        "Megatron-convention figures of other logs; the model (--recipe, or --model and --seq-len) gives that figure");
   }
   if (const recipe::GpuSpec* g = recipe::gpu_spec(o.gpu)) {
     bool fp8 = o.precision.find("fp8") != std::string::npos || o.precision.find("mxfp8") != std::string::npos;
@@ -231,12 +260,15 @@ void losses_and_nan(const ParseSink& sink, Diagnosis& d) {
 
 Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOptions& o) {
   LogPass pass(o.framework);
+  std::size_t truncated = 0;
   for (const auto& f : files) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(f, ec) && std::filesystem::file_size(f, ec) == 0) {
       throw InputError({f, 0, 0}, "", "the log is empty");
     }
-    LogReader::read_file(f, [&](const LogLine& line) { pass.feed(line); });
+    LogReader reader([&](const LogLine& line) { pass.feed(line); });
+    reader.read_file(f);
+    truncated += reader.truncated_lines();
   }
   pass.finish();
   Diagnosis d;
@@ -250,7 +282,7 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   if (!sink.samples.empty()) d.last_step = sink.samples.back().step;
   d.steady = steady_state(sink.samples, sink.disturbances);
   use_whole_run_alone(sink.samples, whole_run, d);
-  throughput(sink, o, d.framework, d);
+  throughput(sink, o, d);
   if (relative_times) {  // 1/tps ranked the samples; it is not a time
     d.step_time_s.reset();
     d.samples_per_s.reset();
@@ -265,6 +297,10 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   d.time_breakdown = sink.timers.breakdown();
   losses_and_nan(sink, d);
   if (sink.samples.empty()) d.notes.push_back("no step lines found: the run did not reach its first logged step");
+  if (truncated > 0) {
+    d.notes.push_back(fmt::format("{} line(s) longer than {} MiB were cut to their first {} MiB", truncated,
+                                  LogReader::kMaxLineBytes >> 20, LogReader::kMaxLineBytes >> 20));
+  }
   if (d.steady.drift) d.notes.push_back("step time keeps rising: no steady state (drift)");
   if (per_replica && d.tokens_per_s_per_gpu) {
     d.notes.push_back(
@@ -333,6 +369,10 @@ nlohmann::json to_json(const Diagnosis& d) {
         {"tflops_per_gpu", optional_json(d.tflops_per_gpu)},
         {"mfu", optional_json(d.mfu)},
         {"flops_convention", d.flops_convention},
+        {"tflops_source", d.tflops_source},
+        {"logged_tflops_per_gpu", optional_json(d.logged_tflops_per_gpu)},
+        {"logged_mfu", optional_json(d.logged_mfu)},
+        {"logged_flops_convention", d.logged_flops_convention},
         {"peak_tflops", optional_json(d.peak_tflops)},
         {"source", d.throughput_source}}},
       {"steady_state",

@@ -3,7 +3,25 @@
 namespace attune::diagnose {
 
 std::string to_string(FlopsConvention c) {
-  return c == FlopsConvention::CausalHalved ? "causal-halved (Megatron)" : "full-attention (torchtitan)";
+  return c == FlopsConvention::CausalHalved
+             ? "Megatron convention (model FLOPs: 6 per weight and token + causal attention at half, recompute not "
+               "counted)"
+             : "torchtitan convention (model FLOPs: 6 per weight and token + attention in full, recompute not counted)";
+}
+
+std::string describe(LoggedFlops f) {
+  switch (f) {
+    case LoggedFlops::None: return "";
+    case LoggedFlops::Megatron: return to_string(FlopsConvention::CausalHalved);
+    case LoggedFlops::Torchtitan: return to_string(FlopsConvention::FullAttention);
+    case LoggedFlops::MegatronDeepSpeed:
+      return "Megatron-DeepSpeed's throughput_calculator (hardware FLOPs: recompute counted as a 4th pass under "
+             "activation checkpointing, attention in full, the MLP as 4h)";
+    case LoggedFlops::NemoCallback: return "NeMo's FLOPs callback (its own per-model formula)";
+    case LoggedFlops::HyperPod:
+      return "the HyperPod adapter's compute_tflops (attention in full, a dense MLP as two GEMMs)";
+  }
+  return "";
 }
 
 namespace {

@@ -11,12 +11,13 @@ LogPass::LogPass(const std::string& framework, std::size_t detect_lines) : detec
 void LogPass::feed(const LogLine& line) {
   if (!parser_) {
     held_.push_back({std::string(line.text), line.line, line.rank});
+    held_bytes_ += line.text.size();
     held_grew_ = true;
     if (early_parser_) {
       const Held& h = held_.back();
       early_parser_->feed(LogLine{h.text, h.line, h.rank}, *early_sink_);
     }
-    if (held_.size() >= detect_lines_) start_parser("");
+    if (held_.size() >= detect_lines_ || held_bytes_ >= kDetectBytes) start_parser("");
     return;
   }
   parse(line);
@@ -38,6 +39,8 @@ void LogPass::start_parser(const std::string& framework) {
   if (!parser_) throw InputError({}, "--framework", "unknown log framework '" + fw + "'");
   for (const auto& h : held_) parse(LogLine{h.text, h.line, h.rank});
   held_.clear();
+  held_.shrink_to_fit();
+  held_bytes_ = 0;
   early_parser_.reset();
   early_sink_.reset();
 }

@@ -1,5 +1,6 @@
 #include "attune/diagnose/log_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include "attune/util/chunked_file.h"
+#include "attune/util/error.h"
+#include "attune/util/input_file.h"
 
 namespace attune::diagnose {
 namespace {
@@ -234,11 +237,126 @@ std::uint64_t hash_text(std::string_view s) {
   return h ^ (h >> 29);
 }
 
+// Length of the UTF-8 sequence whose lead byte (>= 0x80) is s[i]: 0 when it
+// is invalid (overlong, surrogate, past U+10FFFF, a stray continuation
+// byte), -1 when s ends inside a sequence valid so far.
+int utf8_length(std::string_view s, std::size_t i) {
+  const auto byte = [&s](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  int n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  for (int k = 1; k < n; ++k) {
+    if (i + k >= s.size()) return -1;
+    const unsigned char b = byte(i + k);
+    if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) return 0;
+  }
+  return n;
+}
+
+// Controls a terminal acts on, which real logs carry: tab, newline, VT, FF,
+// CR (progress bars), backspace, bell (ends OSC titles), ESC (colours).
+bool is_text_control(unsigned char c) {
+  return c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == '\b' || c == '\a' || c == 0x1b;
+}
+
+// No fmt here: the fuzz targets link the log path without it.
+std::string one_decimal(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string size_text(std::uint64_t bytes) {
+  const auto in = [bytes](int shift) { return one_decimal(static_cast<double>(bytes) / static_cast<double>(1ull << shift)); };
+  if (bytes >= (std::uint64_t{1} << 30)) return in(30) + " GiB";
+  if (bytes >= (std::uint64_t{1} << 20)) return in(20) + " MiB";
+  if (bytes >= (std::uint64_t{1} << 10)) return in(10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// Where to cut s to at most `cap` bytes without splitting a UTF-8 character.
+std::size_t utf8_cut(std::string_view s, std::size_t cap) {
+  if (s.size() <= cap) return s.size();
+  std::size_t n = cap;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
+
+// An over-long physical line with CR progress updates, as the normaliser
+// reads it: its first CR-separated part (where rank prefixes sit), its last
+// non-empty part (what a terminal finally shows), a CR if it ends in one (the
+// next bytes start a new part). False when it has no CR or that exceeds cap.
+bool keep_cr_ends(std::string_view s, std::size_t cap, std::string& out) {
+  const std::size_t first = s.find('\r');
+  if (first == std::string_view::npos) return false;
+  std::size_t end = s.size();
+  while (end > first && s[end - 1] == '\r') --end;
+  out.assign(s.substr(0, first + 1));
+  if (end > first + 1) {
+    const std::size_t start = s.rfind('\r', end - 1) + 1;
+    out.append(s.substr(start, end - start));
+    if (end < s.size()) out.push_back('\r');
+  }
+  return out.size() <= cap;
+}
+
 }  // namespace
+
+std::string not_text_reason(std::string_view head) {
+  if (head.empty()) return "";
+  const auto byte = [&head](std::size_t k) { return static_cast<unsigned char>(head[k]); };
+  if (head.size() >= 2 && ((byte(0) == 0xFF && byte(1) == 0xFE) || (byte(0) == 0xFE && byte(1) == 0xFF))) {
+    return "not a text log (UTF-16: byte order mark at offset 0): convert it to UTF-8 first, e.g. iconv -f UTF-16 "
+           "-t UTF-8";
+  }
+  if (const void* nul = std::memchr(head.data(), '\0', head.size())) {
+    return "not a text log (NUL byte at offset " + std::to_string(static_cast<const char*>(nul) - head.data()) + ")";
+  }
+  std::size_t bad = 0;
+  std::size_t first_bad = 0;
+  for (std::size_t i = 0; i < head.size();) {
+    const unsigned char c = byte(i);
+    int n = 1;
+    bool text = true;
+    if (c < 0x80) {
+      text = (c >= 0x20 && c != 0x7F) || is_text_control(c);
+    } else {
+      n = utf8_length(head, i);
+      if (n < 0) break;  // a character cut by the end of the head
+      text = n > 0;
+      n = std::max(n, 1);
+    }
+    if (!text && bad++ == 0) first_bad = i;
+    i += static_cast<std::size_t>(n);
+  }
+  // A few stray bytes pass even in a log of a few lines.
+  if (bad <= LogReader::kMinNonTextBytes ||
+      static_cast<double>(bad) <= LogReader::kMaxNonTextShare * static_cast<double>(head.size())) {
+    return "";
+  }
+  const double share = static_cast<double>(bad) / static_cast<double>(head.size());
+  return "not a text log (" + std::to_string(static_cast<int>(100 * share + 0.5)) + "% of its first " +
+         std::to_string(head.size()) + " bytes are invalid UTF-8 or control bytes, the first at offset " +
+         std::to_string(first_bad) + "; a log may have at most " +
+         std::to_string(static_cast<int>(100 * LogReader::kMaxNonTextShare + 0.5)) + "%)";
+}
 
 class LogReader::Normaliser {
  public:
-  explicit Normaliser(Callback cb) : cb_(std::move(cb)) {}
+  Normaliser(Callback cb, std::size_t max_line) : cb_(std::move(cb)), max_line_(max_line) {}
 
   void physical(std::string_view raw);
   void finish();
@@ -254,6 +372,7 @@ class LogReader::Normaliser {
   bool is_other_rank_copy(std::string_view s, int rank);
 
   Callback cb_;
+  std::size_t max_line_;  // a logical line of joined 80-column lines is cut here
   long lineno_ = 0;
   std::string ansi_buf_;
   std::string pending_;  // hard-wrapped text waiting for its continuation
@@ -286,6 +405,12 @@ void LogReader::Normaliser::physical(std::string_view raw) {
     rank = strip_prefixes(s, rank);
   }
   if (is_hard_wrapped(s)) {
+    // A wall of 80-column lines (a banner, a table) is one logical line per
+    // max_line_ bytes, so the join cannot grow without bound.
+    if (has_pending_ && pending_.size() + s.size() > max_line_) {
+      has_pending_ = false;
+      logical(pending_, pending_line_, pending_rank_);
+    }
     if (!has_pending_) {
       pending_.clear();
       pending_line_ = lineno_;
@@ -356,21 +481,57 @@ void LogReader::Normaliser::emit(std::string_view s, long line, int rank) {
   cb_(LogLine{s, line, rank});
 }
 
-LogReader::LogReader(Callback on_line) : norm_(std::make_unique<Normaliser>(std::move(on_line))) {}
+LogReader::LogReader(Callback on_line) : LogReader(std::move(on_line), Limits{}) {}
+
+LogReader::LogReader(Callback on_line, Limits limits)
+    : limits_(limits), norm_(std::make_unique<Normaliser>(std::move(on_line), limits.max_line_bytes)) {}
 
 LogReader::~LogReader() = default;
 
+// A complete physical line, bounded first when it is over the cap.
+void LogReader::deliver(std::string_view line) {
+  const std::size_t cap = limits_.max_line_bytes;
+  if (line.size() <= cap) {
+    norm_->physical(line);
+    return;
+  }
+  if (!keep_cr_ends(line, cap, bounded_)) {
+    bounded_.assign(line.substr(0, utf8_cut(line, cap)));
+    ++truncated_lines_;
+  }
+  norm_->physical(bounded_);
+}
+
+// Bytes of a line whose newline has not come yet. Its CR parts are dropped
+// when it grows over the cap, keeping at most half the cap so that the next
+// drop is as many bytes away (linear time whatever the feed sizes); a line
+// still over the cap is cut, and the rest dropped up to its newline.
+void LogReader::append_partial(std::string_view bytes) {
+  if (dropping_) return;
+  const std::size_t cap = limits_.max_line_bytes;
+  partial_.append(bytes);
+  if (partial_.size() <= cap) return;
+  if (keep_cr_ends(partial_, cap / 2, bounded_)) {
+    partial_.swap(bounded_);
+    return;
+  }
+  partial_.resize(utf8_cut(partial_, cap));
+  dropping_ = true;
+  ++truncated_lines_;
+}
+
 void LogReader::feed(std::string_view bytes) {
-  if (!partial_.empty()) {
+  if (!partial_.empty() || dropping_) {
     const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
     if (nl == nullptr) {
-      partial_.append(bytes);
+      append_partial(bytes);
       return;
     }
     const std::size_t n = static_cast<const char*>(nl) - bytes.data();
-    partial_.append(bytes.substr(0, n));
-    norm_->physical(partial_);
+    append_partial(bytes.substr(0, n));
+    deliver(partial_);
     partial_.clear();
+    dropping_ = false;
     bytes.remove_prefix(n + 1);
   }
   // Complete lines are normalised in place, straight from the caller's buffer.
@@ -378,22 +539,62 @@ void LogReader::feed(std::string_view bytes) {
     const void* nl = std::memchr(bytes.data(), '\n', bytes.size());
     if (nl == nullptr) break;
     const std::size_t n = static_cast<const char*>(nl) - bytes.data();
-    norm_->physical(bytes.substr(0, n));
+    deliver(bytes.substr(0, n));
     bytes.remove_prefix(n + 1);
   }
-  partial_.assign(bytes);
+  append_partial(bytes);
 }
 
 void LogReader::finish() {
   if (!partial_.empty()) {
-    norm_->physical(partial_);
+    deliver(partial_);
     partial_.clear();
   }
+  dropping_ = false;
   norm_->finish();
 }
 
+// The type and size are judged before the file is opened, the text before any
+// line is delivered (the first kSniffBytes are held until then), the size again
+// as gzip decompresses.
 void LogReader::read_file(const std::string& path) {
-  read_file_chunks(path, "log file", [this](std::string_view chunk) { feed(chunk); });
+  const std::string what = "log file";
+  const std::uint64_t cap = limits_.max_log_bytes;
+  const std::uint64_t size = regular_file_size(path, what);
+  if (size > cap) {
+    throw InputError({path, 0, 0}, "",
+                     what + " is " + std::to_string(size) + " bytes (" + size_text(size) + "), over the " +
+                         size_text(cap) + " attune reads from one log: give it the log's tail (e.g. tail -c 1G "
+                         "FILE > tail.log)");
+  }
+  std::string head;
+  bool judged = false;
+  std::uint64_t total = 0;
+  auto judge = [&] {
+    const std::string why = not_text_reason(head);
+    if (!why.empty()) throw InputError({path, 0, 0}, "", why);
+    judged = true;
+    feed(head);
+    std::string().swap(head);
+  };
+  read_file_chunks(path, what, [&](std::string_view chunk) {
+    total += chunk.size();
+    if (total > cap) {
+      throw InputError({path, 0, 0}, "",
+                       what + " decompresses to more than " + size_text(cap) +
+                           ", the most attune reads from one log: give it the log's tail (e.g. zcat FILE | tail -c "
+                           "1G > tail.log)");
+    }
+    if (!judged) {
+      const std::size_t take = std::min(chunk.size(), kSniffBytes - head.size());
+      head.append(chunk.substr(0, take));
+      chunk.remove_prefix(take);
+      if (head.size() < kSniffBytes) return;
+      judge();
+    }
+    feed(chunk);
+  });
+  if (!judged) judge();
   finish();
 }
 

@@ -1,5 +1,6 @@
 #include "attune/util/chunked_file.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "attune/util/error.h"
+#include "attune/util/input_file.h"
 
 namespace attune {
 
@@ -29,16 +31,18 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
-bool has_gzip_magic(std::FILE* f) {
+bool has_gzip_magic(int fd) {
   unsigned char magic[2] = {0, 0};
-  const std::size_t got = std::fread(magic, 1, 2, f);
-  std::rewind(f);
-  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  return ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-void read_gzip(Reading& r) {
-  gzFile gz = gzopen(r.path.c_str(), "rb");
-  if (gz == nullptr) r.fail(std::strerror(errno));
+// Takes the descriptor: gzclose closes it.
+void read_gzip(int fd, Reading& r) {
+  gzFile gz = gzdopen(fd, "rb");
+  if (gz == nullptr) {
+    ::close(fd);
+    r.fail(std::strerror(errno));
+  }
   std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(gz, gzclose);
   gzbuffer(gz, static_cast<unsigned>(kFileChunkBytes));
   for (;;) {
@@ -70,14 +74,18 @@ void read_plain(std::FILE* f, Reading& r) {
 void read_file_chunks(const std::string& path, const std::string& what,
                       const std::function<void(std::string_view)>& on_chunk) {
   Reading r{path, what, on_chunk};
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) r.fail(std::strerror(errno));
-  if (has_gzip_magic(f.get())) {
-    f.reset();
-    read_gzip(r);
-  } else {
-    read_plain(f.get(), r);
+  // Opened as a regular file only: a FIFO or a device would block or never end.
+  const int fd = open_regular_file(path, what);
+  if (has_gzip_magic(fd)) {
+    read_gzip(fd, r);
+    return;
   }
+  std::unique_ptr<std::FILE, FileCloser> f(::fdopen(fd, "rb"));
+  if (!f) {
+    ::close(fd);
+    r.fail(std::strerror(errno));
+  }
+  read_plain(f.get(), r);
 }
 
 }  // namespace attune

@@ -13,10 +13,12 @@
 #include <sstream>
 
 #include "attune/util/error.h"
+#include "attune/util/input_file.h"
 
 namespace attune {
 
 std::string read_file(const std::string& path) {
+  regular_file_size(path, "file");  // a named pipe would block the read, a device never end
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InputError({path, 0, 0}, "", std::string("cannot read file: ") + std::strerror(errno));

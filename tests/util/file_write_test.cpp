@@ -1,8 +1,16 @@
-// write_file_atomic on what is not a plain file: a symlink is written through
+// read_file and write_file_atomic on what is not a plain file: a pipe or a
+// device is never read, and for writing, a symlink is written through
 // (the link stays, its target gets the bytes), and a pipe, a device or a
 // directory is refused and left as it was, never replaced by a regular file.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include <filesystem>
 #include <string>
@@ -38,6 +46,31 @@ TEST(FileWrite, APipeOrADirectoryIsRefusedAndLeftAsItWas) {
   fs::create_symlink(fifo, dir.path() / "to-pipe");
   EXPECT_THROW(write_file_atomic((dir.path() / "to-pipe").string(), "x"), InputError);
   EXPECT_TRUE(fs::is_fifo(fs::status(fifo)));
+}
+
+// read_file on a named pipe with no writer would block forever: it is refused
+// from its type. (Should it block, the writer opened after 3 s lets the test fail.)
+TEST(FileRead, APipeOrADeviceIsRefusedNotWaitedOn) {
+  test::ScratchDir dir("attune_file_read");
+  const fs::path fifo = dir.path() / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::mutex m;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread unblock([&] {
+    std::unique_lock<std::mutex> lock(m);
+    if (done_cv.wait_for(lock, std::chrono::seconds(3), [&] { return done; })) return;
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  });
+  EXPECT_THROW(read_file(fifo.string()), InputError);
+  EXPECT_THROW(read_file("/dev/zero"), InputError);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  done_cv.notify_one();
+  unblock.join();
 }
 
 TEST(FileWrite, ACharacterDeviceIsRefused) {

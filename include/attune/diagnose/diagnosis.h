@@ -40,10 +40,19 @@ struct Diagnosis {
   std::optional<double> step_time_s;
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<double> samples_per_s;
+  // TFLOP/s/GPU and MFU in one convention, flops_convention: Megatron's
+  // whenever the log's figure is in it or the model is known (computed from
+  // tokens/s), so every log format of a run gives the same figure; else the
+  // log's own figure under its own formula's name ("" when there is none).
   std::optional<double> tflops_per_gpu;
   std::optional<double> mfu;
-  std::string flops_convention;         // which formula the TFLOP/s use
-  std::string throughput_source;        // "log" or "computed"
+  std::string flops_convention;
+  std::string tflops_source;            // "log" or "computed"
+  // The framework's own figures as it logged them, and how it counts.
+  std::optional<double> logged_tflops_per_gpu;
+  std::optional<double> logged_mfu;
+  std::string logged_flops_convention;
+  std::string throughput_source;        // tokens/s: "log" or "computed"
   std::optional<double> peak_tflops;    // the peak MFU is measured against
   std::optional<double> peak_allocated_gib;
   std::optional<double> peak_reserved_gib;
@@ -61,7 +70,8 @@ struct Diagnosis {
 };
 
 // Reads the log files (in order, as one run) and diagnoses them. Throws
-// InputError for an unreadable file or an empty one.
+// InputError for an unreadable file, an empty one, or one LogReader::read_file
+// refuses (not a regular file, not text, over the size cap).
 Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOptions& options);
 nlohmann::json to_json(const Diagnosis& d);
 

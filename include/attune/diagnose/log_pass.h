@@ -20,9 +20,13 @@ namespace attune::diagnose {
 class LogPass {
  public:
   static constexpr std::size_t kDetectLines = 2000;
+  // Lines are held for detection up to this many bytes too, so that 2000
+  // lines of up to LogReader::kMaxLineBytes do not hold gigabytes.
+  static constexpr std::size_t kDetectBytes = std::size_t{8} << 20;
 
   // framework: a parser name, or "" to detect it from the first
-  // `detect_lines` lines. Throws InputError for an unknown framework name.
+  // `detect_lines` lines (or kDetectBytes). Throws InputError for an unknown
+  // framework name.
   explicit LogPass(const std::string& framework, std::size_t detect_lines = kDetectLines);
 
   void feed(const LogLine& line);
@@ -63,6 +67,7 @@ class LogPass {
   std::size_t detect_lines_;
   std::unique_ptr<LogParser> parser_;
   std::vector<Held> held_;
+  std::size_t held_bytes_ = 0;
   ParseSink sink_;
   FailureClassifier classifier_;
 

@@ -3,6 +3,7 @@
 // not print stay empty; the diagnoser derives them from the model and plan.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -10,6 +11,17 @@
 #include "attune/util/compact_optional.h"
 
 namespace attune::diagnose {
+
+// The formula a logged TFLOP/s figure was computed with: frameworks count
+// FLOPs differently (describe() in flops.h says how).
+enum class LoggedFlops : std::uint8_t {
+  None,               // no figure, or one of unknown origin
+  Megatron,           // Megatron-LM / Bridge: causal attention halved, recompute not counted
+  MegatronDeepSpeed,  // Megatron-DeepSpeed's throughput_calculator: recompute counted
+  Torchtitan,         // full attention
+  NemoCallback,       // NeMo's FLOPs measurement callback
+  HyperPod,           // the SageMaker HyperPod adapter's compute_tflops
+};
 
 // Held once per logged step (millions for a long run), so it is kept small
 // (96 bytes): rates and memory as float (7 significant digits, more than any
@@ -35,6 +47,7 @@ struct StepSample {
   CompactOptional<float> mem_max_reserved_gib;
   int steps_in_interval = 1;     // Megatron logs every log_interval iterations: averages over this many
   bool loss_is_nan = false;      // printed nan/inf, or the loss field is missing where it should be
+  LoggedFlops tflops_formula = LoggedFlops::None;  // of tflops_per_gpu (in the padding: still 96 bytes)
 };
 
 // Every step sample of a run, in log order.

@@ -13,8 +13,10 @@ namespace attune {
 inline constexpr std::size_t kFileChunkBytes = std::size_t{1} << 20;
 
 // Calls on_chunk with the file's (decompressed) bytes in order. Throws
-// InputError "cannot read <what>: <why>" naming the file when it cannot be
-// opened or read, or the gzip stream is damaged or truncated.
+// InputError naming the file when it is not a regular file (input_file.h: a
+// FIFO or a device is refused before it is opened), and "cannot read <what>:
+// <why>" when it cannot be opened or read, or the gzip stream is damaged or
+// truncated.
 void read_file_chunks(const std::string& path, const std::string& what,
                       const std::function<void(std::string_view)>& on_chunk);
 

@@ -7,7 +7,8 @@
 
 namespace attune {
 
-// Throws InputError naming the file when it cannot be read.
+// Throws InputError naming the file when it cannot be read or is not a
+// regular file (a named pipe, a device, a directory: regular_file_size()).
 std::string read_file(const std::string& path);
 
 // Writes `content` to `path` atomically (temp file + fsync + rename). A

@@ -46,7 +46,10 @@ class BridgeParser : public LogParser {
     StepSample& s = sink.samples.back();
     // Bridge's figure uses the FLOPs actually run in the interval, so it is
     // the better one when sequences are packed.
-    if (pending_->tflops) s.tflops_per_gpu = pending_->tflops;
+    if (pending_->tflops) {
+      s.tflops_per_gpu = pending_->tflops;
+      s.tflops_formula = LoggedFlops::Megatron;
+    }
     if (!s.step_time_s) s.step_time_s = pending_->step_time_s;
     pending_.reset();
   }

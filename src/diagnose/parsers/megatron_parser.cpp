@@ -93,7 +93,10 @@ void apply_iteration_field(std::string_view key, std::string_view val, StepSampl
     case IterationKey::StepTime:
       if (auto v = to_double(val)) s.step_time_s = *v / 1000.0;
       return;
-    case IterationKey::Tflops: s.tflops_per_gpu = to_double(val); return;
+    case IterationKey::Tflops:
+      s.tflops_per_gpu = to_double(val);
+      s.tflops_formula = LoggedFlops::Megatron;
+      return;
     case IterationKey::Lr: s.lr = to_double(val); return;
     case IterationKey::GlobalBatch: s.global_batch = to_long(val); return;
     case IterationKey::GradNorm: s.grad_norm = to_double(val); return;  // kept even when nan: it is what the log says
@@ -102,7 +105,10 @@ void apply_iteration_field(std::string_view key, std::string_view val, StepSampl
     case IterationKey::SamplesPerS: s.samples_per_s = to_double(val); return;  // Megatron-DeepSpeed extras
     case IterationKey::Tgs: s.tokens_per_s_per_gpu = to_double(val); return;
     case IterationKey::TflopsDs:
-      if (!s.tflops_per_gpu) s.tflops_per_gpu = to_double(val);
+      if (!s.tflops_per_gpu) {
+        s.tflops_per_gpu = to_double(val);
+        s.tflops_formula = LoggedFlops::MegatronDeepSpeed;
+      }
       return;
     case IterationKey::None:
       if (key.ends_with("loss")) apply_loss(key, val, s, ls);

@@ -29,6 +29,7 @@ void apply_metric(std::string_view key, std::string_view val, StepSample& s, Key
     s.global_batch = to_long(val);
   } else if (key == "TFLOPS_per_GPU" || key == "TFLOPS/GPU") {
     s.tflops_per_gpu = to_double(val);
+    s.tflops_formula = key == "TFLOPS/GPU" ? LoggedFlops::HyperPod : LoggedFlops::NemoCallback;
   } else if (key == "tokens_per_sec_per_gpu") {
     s.tokens_per_s_per_gpu = to_double(val);
   } else if (key == "Samples/Second") {

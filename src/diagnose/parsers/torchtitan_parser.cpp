@@ -59,6 +59,7 @@ void apply_field(std::string_view key, std::string_view val, StepSample& s, Pars
     s.tokens_per_s_per_gpu = to_double_grouped(val);  // per GPU (divided by non-DP size)
   } else if (key == "tflops") {
     s.tflops_per_gpu = to_double_grouped(val);
+    s.tflops_formula = LoggedFlops::Torchtitan;
   } else if (key == "mfu") {
     if (auto v = to_double(val)) s.mfu = *v / 100.0;  // "N/A" under FP8 stays empty
   }
