@@ -38,9 +38,12 @@ std::optional<recipe::Recipe> load(const fs::path& p) {
   }
 }
 
-bool unattributed(const Verdict& v) {
-  return std::any_of(v.reasons.begin(), v.reasons.end(), [](const RefusalReason& r) { return r.rule == "unattributed_change"; });
+// Whether a reason's rule starts with `prefix`.
+bool refused_by(const Verdict& v, const std::string& prefix) {
+  return std::any_of(v.reasons.begin(), v.reasons.end(), [&](const RefusalReason& r) { return r.rule.rfind(prefix, 0) == 0; });
 }
+
+bool unattributed(const Verdict& v) { return refused_by(v, "unattributed_change"); }
 
 // Another value of a bool or enum lever, "" when there is none to try.
 std::string other_value(const recipe::LeverDef& l, const std::optional<recipe::Value>& now) {
@@ -207,9 +210,7 @@ TEST(CorpusGate, ARealPackedAxolotlRecipeKeepsItsPackLength) {
     ASSERT_EQ(candidate.plan().gbs, plan.gbs) << p.filename();
     ++packed;
     const Verdict v = CorrectnessGate().check(*original, candidate);
-    EXPECT_TRUE(std::any_of(v.reasons.begin(), v.reasons.end(),
-                            [](const RefusalReason& r) { return r.rule == "invariant.pack_tokens"; }))
-        << p.filename();
+    EXPECT_TRUE(refused_by(v, "invariant.pack_tokens")) << p.filename();
   }
   std::cout << packed << " real packed Axolotl recipes checked\n";
   EXPECT_GE(packed, 1);
@@ -238,9 +239,7 @@ TEST(CorpusGate, ARealRecipeEditedIntoAnInvalidLayoutIsRefused) {
       if (!std::any_of(broken.begin(), broken.end(), [](const recipe::RuleViolation& x) { return x.error; })) continue;
       ++invalid;
       const Verdict v = CorrectnessGate().check(*original, candidate);
-      EXPECT_TRUE(std::any_of(v.reasons.begin(), v.reasons.end(),
-                              [](const RefusalReason& r) { return r.rule.rfind("validity.", 0) == 0; }))
-          << p.filename() << " mbs=" << mbs;
+      EXPECT_TRUE(refused_by(v, "validity.")) << p.filename() << " mbs=" << mbs;
       break;
     }
   }
