@@ -118,8 +118,15 @@ DirectoryRunResult run_in_directory(cluster::Cluster& cluster, const cluster::Cl
   }
   r.gpu_hours = cluster::gpu_hours(r.spec, r.status.elapsed_s);
   std::error_code ec;
-  if (fs::exists(r.spec.log_path, ec) && fs::file_size(r.spec.log_path, ec) > 0)
-    r.diagnosis = diagnose::diagnose_logs({r.spec.log_path}, diagnose::options_for_recipe(approved.recipe()));
+  if (fs::exists(r.spec.log_path, ec) && fs::file_size(r.spec.log_path, ec) > 0) {
+    try {
+      r.diagnosis = diagnose::diagnose_logs({r.spec.log_path}, diagnose::options_for_recipe(approved.recipe()));
+    } catch (const InputError& e) {
+      // A crashed job can leave a log that is no text (a node's zero-filled
+      // tail): the run is then judged by its scheduler state alone.
+      if (hooks.on_note) hooks.on_note(std::string("the run's log cannot be read: ") + e.what());
+    }
+  }
   return r;
 }
 
