@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "attune/diagnose/flops.h"
+
 namespace attune::sim {
 
 namespace {
@@ -461,8 +463,12 @@ void write_torchtitan(const Run& r) {
   const double tokens_per_gpu_step = r.tokens_per_step() / pl.world;
   const double pct = 100 * p.memory.peak_reserved_gib / p.hbm_gib;
   const double peak = p.mfu > 0 ? p.tflops_per_gpu / p.mfu : 1;
+  // torchtitan counts attention in full, where the model's figure halves it for causality.
+  const double halved = diagnose::flops_per_token(r.w.model, pl.seq_len, diagnose::FlopsConvention::CausalHalved);
+  const double full = diagnose::flops_per_token(r.w.model, pl.seq_len, diagnose::FlopsConvention::FullAttention);
+  const double convention = halved > 0 && full > 0 ? full / halved : 1;
   r.for_each_step([&](const Step& s) {
-    const double tflops = r.tflops(s.time_s);
+    const double tflops = r.tflops(s.time_s) * convention;
     const std::string mfu = r.w.knobs.fp8 ? "N/A" : fmt::format("{:.2f}%", 100 * tflops / peak);
     fmt::print(r.out,
                "[titan] {} - root - INFO - step: {:2d}  loss: {:8.5f}  grad_norm: {:7.4f}  "
