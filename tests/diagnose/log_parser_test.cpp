@@ -561,6 +561,19 @@ TEST(HfParser, DictsBarSummaryAndDisturbances) {
   EXPECT_EQ(count(sink, Disturbance::Kind::Checkpoint), 1);
 }
 
+// Axolotl prints data-preparation bars before training: the training bar is
+// the one in view when the first loss dict comes, not the first bar seen.
+TEST(HfParser, ABarBeforeTrainingWithAnotherTotalIsNotTheTrainingBar) {
+  ParseSink sink = run("hf",
+                       " 67%|######6   | 2/3 [00:01<00:00,  1.68it/s]\n"
+                       " 32%|###2      | 283/873 [25:44<47:06,  4.79s/it]\n"
+                       "{'loss': 0.8635, 'learning_rate': 0.000137, 'epoch': 0.97}\n"
+                       " 50%|#####     | 5/10 [00:01<00:01,  4.00it/s]\n");
+  ASSERT_EQ(sink.samples.size(), 1u);
+  EXPECT_EQ(sink.samples[0].step, 283);
+  EXPECT_NEAR(*sink.samples[0].step_time_s, 4.79, kEps);
+}
+
 TEST(HfParser, TrainMetricsBlockWithoutDict) {
   ParseSink sink = run("hf",
                        "***** train metrics *****\n"

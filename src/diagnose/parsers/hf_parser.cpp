@@ -145,9 +145,11 @@ class HfParser : public LogParser {
   }
 
  private:
-  // The training bar is the first one with a total; eval bars have other totals.
+  // The training bar is the last one with a total before the first training
+  // step (data preparation prints bars of its own first); eval bars, which
+  // come after steps, have other totals.
   void note_bar(const TqdmBar& bar) {
-    if (train_total_ == 0 && bar.total > 0) train_total_ = bar.total;
+    if (bar.total > 0 && (train_total_ == 0 || (steps_.prev < 0 && bar.total != train_total_))) train_total_ = bar.total;
     if (bar.total != train_total_) return;
     bar_n_ = bar.n;
     bar_sec_per_it_ = bar.sec_per_it;
