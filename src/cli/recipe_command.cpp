@@ -10,7 +10,6 @@
 #include "attune/recipe/recipe_files.h"
 #include "attune/recipe/recipe_diff.h"
 #include "attune/util/error.h"
-#include "attune/util/file.h"
 
 namespace attune::cli {
 
@@ -77,10 +76,9 @@ void print_plan_delta(const recipe::Plan& b, const recipe::Plan& a) {
 
 int run_set(const SetArgs& a) {
   auto [lever, value] = split_assignment(a);
-  recipe::Recipe r = recipe::Recipe::load(a.file, a.options);
-  recipe::EditResult edit = r.set(lever, value, a.add);
-  const std::string out = a.output.empty() ? "" : recipe::edited_config_destination(r, a.output);
-  if (!out.empty()) write_file_atomic(out, r.document().text());
+  const recipe::FileEdit result = recipe::edit_recipe_file(a.file, a.options, lever, value, a.add, a.output);
+  const recipe::EditResult& edit = result.edit;
+  const std::string& out = result.written;
   if (a.json) {
     nlohmann::json j = recipe::to_json(edit);
     j["output"] = out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out);

@@ -5,7 +5,6 @@
 // scenarios; `calibrate` holds the model to the published measurements.
 // Everything simulates the nominal model unless --truth asks for a
 // scenario's hidden truth.
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -25,7 +24,6 @@
 #include "attune/sim/scenario.h"
 #include "attune/sim/scenario_report.h"
 #include "attune/sim/step_model.h"
-#include "attune/util/error.h"
 
 namespace attune::cli {
 
@@ -140,13 +138,8 @@ int run_scenarios(const ScenariosArgs& a) {
 }
 
 int run_calibrate(const CalibrateArgs& a) {
-  std::string csv = a.csv;
-  if (csv.empty()) {
-    const char* corpus = std::getenv("ATTUNE_CORPUS");
-    if (!corpus) throw InputError({}, "--csv", "give the measurements file (throughput.csv) with --csv FILE");
-    csv = std::string(corpus) + "/calibration/throughput.csv";
-  }
-  sim::CalibrationResult result = sim::calibrate(sim::read_calibration_csv(csv), sim::simulator_predictor);
+  sim::CalibrationResult result =
+      sim::calibrate(sim::read_calibration_csv(sim::calibration_csv(a.csv)), sim::simulator_predictor);
   if (a.json) print_json(sim::to_json(result));
   else print_calibration(result);
   return 0;

@@ -236,8 +236,9 @@ void refuse_runtime_values(const recipe::Recipe& r, const std::map<std::string, 
 
 // A layout the framework rejects at start up is refused here, not left to
 // fail on the cluster: every validity error the original did not have.
-void refuse_new_violations(const recipe::Recipe& original, const recipe::Recipe& candidate, Verdict& v) {
-  const recipe::Plan a = original.plan(), b = candidate.plan();
+void refuse_new_violations(const RecipeView& original, const RecipeView& candidate, Verdict& v) {
+  const recipe::Plan& a = original.plan;
+  const recipe::Plan& b = candidate.plan;
   if (!a.unknown.empty() || !b.unknown.empty()) {
     // The rules cannot be checked: only a layout left exactly as it was is known to start.
     auto layout = [](const recipe::Plan& p) {
@@ -251,8 +252,9 @@ void refuse_new_violations(const recipe::Recipe& original, const recipe::Recipe&
     }
     return;
   }
-  std::vector<recipe::RuleViolation> had = original.violations();
-  for (const auto& x : candidate.violations()) {
+  auto violations = [](const RecipeView& view) { return view.recipe.adapter().validate(view.recipe, view.plan); };
+  const std::vector<recipe::RuleViolation> had = violations(original);
+  for (const auto& x : violations(candidate)) {
     if (!x.error) continue;
     bool old = std::any_of(had.begin(), had.end(), [&](const recipe::RuleViolation& y) {
       return y.error && y.rule == x.rule && y.key == x.key;
@@ -482,7 +484,7 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
     }
   }
   for (auto& r : unattributed_changes(original.document(), candidate.document())) v.reasons.push_back(std::move(r));
-  refuse_new_violations(original, candidate, v);
+  refuse_new_violations(before, after, v);
   judge_launch(judge, original, candidate, v);
   check_vocab_padding(rules_, before, after, options_, v);
   flag_benchmark_settings(rules_, before, v);

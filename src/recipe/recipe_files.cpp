@@ -38,6 +38,16 @@ std::string edited_config_destination(const Recipe& recipe, const std::string& o
   return out;
 }
 
+FileEdit edit_recipe_file(const std::string& file, const RecipeOptions& options, const std::string& lever,
+                          const std::string& value, bool allow_new_key, const std::string& out) {
+  Recipe r = Recipe::load(file, options);
+  FileEdit e{r.set(lever, value, allow_new_key), ""};
+  if (out.empty()) return e;
+  e.written = edited_config_destination(r, out);
+  write_file_atomic(e.written, r.document().text());
+  return e;
+}
+
 WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir) {
   std::filesystem::create_directories(dir);
   const std::filesystem::path source(recipe.config_path());

@@ -1211,4 +1211,40 @@ std::unique_ptr<Document> YamlDocument::clone() const {
   return std::unique_ptr<Document>(new YamlDocument(*this));
 }
 
+std::optional<long long> yaml11_integer(std::string_view t) {
+  std::string s;
+  for (char c : t) {
+    if (c != '_') s.push_back(c);
+  }
+  bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.erase(0, 1);
+  if (s.empty()) return std::nullopt;
+  int base = 10;
+  std::string digits = s;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'b')) {
+    base = s[1] == 'x' ? 16 : 2;
+    digits = s.substr(2);
+  } else if (s.size() > 1 && s[0] == '0') {
+    base = 8;
+    digits = s.substr(1);
+  } else if (s.find(':') != std::string::npos) {
+    long long v = 0;
+    for (const std::string& part : split(s, ':')) {
+      auto n = Value::parse(part).as_int();
+      if (part.empty() || !n || *n < 0 || (v != 0 && *n > 59)) return std::nullopt;
+      v = v * 60 + *n;
+    }
+    return negative ? -v : v;
+  }
+  long long v = 0;
+  for (char c : digits) {
+    int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+            : std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                                                           : 99;
+    if (d >= base || v > (1LL << 50)) return std::nullopt;
+    v = v * base + d;
+  }
+  return negative ? -v : v;
+}
+
 }  // namespace attune::recipe

@@ -7,6 +7,8 @@
 // through small pattern tables below; a row whose text no table understands is
 // reported as unsupported with the reason rather than guessed.
 #include "attune/sim/calibration.h"
+
+#include <cstdlib>
 #include "attune/sim/step_model.h"
 
 #include <algorithm>
@@ -785,6 +787,13 @@ void add_rank_stats(CalibrationResult& result) {
 }
 
 }  // namespace
+
+std::string calibration_csv(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* corpus = std::getenv("ATTUNE_CORPUS");
+  if (!corpus) throw InputError({}, "--csv", "give the measurements file (throughput.csv) with --csv FILE");
+  return std::string(corpus) + "/calibration/throughput.csv";
+}
 
 std::vector<CalibrationRow> read_calibration_csv(const std::string& path) {
   const std::string text = read_file(path);

@@ -21,6 +21,16 @@ struct WrittenRecipe {
 // keys: writing the framework's file over it would lose it).
 std::string edited_config_destination(const Recipe& recipe, const std::string& out);
 
+// `attune recipe set`: loads `file`, applies one edit with its follow-ups
+// (Recipe::set) and, when `out` is given, writes the edited framework file
+// atomically where edited_config_destination() says.
+struct FileEdit {
+  EditResult edit;
+  std::string written;  // the file written ("" when `out` was empty)
+};
+FileEdit edit_recipe_file(const std::string& file, const RecipeOptions& options, const std::string& lever,
+                          const std::string& value, bool allow_new_key, const std::string& out);
+
 // Writes both files into `dir` (created), each atomically. Throws
 // std::runtime_error when a file cannot be written.
 WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir);

@@ -77,4 +77,10 @@ class YamlDocument : public Document {
   std::shared_ptr<const YamlIndex> index_;
 };
 
+// An integer as PyYAML's YAML 1.1 resolver reads it, which every YAML loader of
+// the frameworks attune reads uses (safe_load: Axolotl, Megatron's CI YAML,
+// AutoModel; OmegaConf: NeMo, HyperPod, Bridge): `500_000`, octal `010`,
+// `0x10`, `0b11`, base 60 `1:30`. nullopt when it is no integer to YAML 1.1.
+std::optional<long long> yaml11_integer(std::string_view text);
+
 }  // namespace attune::recipe

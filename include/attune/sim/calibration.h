@@ -29,6 +29,10 @@ struct CalibrationRow {
 // Reads the CSV (quoted fields with commas). Throws InputError naming the file,
 // line and column for a malformed file.
 std::vector<CalibrationRow> read_calibration_csv(const std::string& path);
+// The measurements file to calibrate against: `given`, else throughput.csv
+// of the measurement corpus $ATTUNE_CORPUS names; InputError (naming --csv)
+// when neither is there.
+std::string calibration_csv(const std::string& given);
 
 // The Workload a row describes, or nullopt with the reason it cannot be
 // represented (unknown model, GPU outside the catalog, missing layout...).
