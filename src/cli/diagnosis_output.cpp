@@ -52,8 +52,9 @@ void print_timers(const diagnose::TimeBreakdown& b) {
 
 void print_diagnosis(const diagnose::Diagnosis& d) {
   fmt::print("framework   {}\n", d.framework.empty() ? "unknown" : d.framework);
-  fmt::print("steps       {} logged (last step {}), {} used for the steady state{}\n", d.steps, d.last_step,
-             d.steady.samples_used, d.steady.drift ? " — DRIFT: step time keeps rising" : "");
+  fmt::print("steps       {} logged, {} timed (last step {}), {} used for the steady state{}\n", d.steps,
+             d.timed_steps, d.last_step > 0 ? std::to_string(d.last_step) : "not printed", d.steady.samples_used,
+             d.steady.drift ? " — DRIFT: step time keeps rising" : "");
   fmt::print("throughput  {} tokens/s/GPU · step {} · {} TFLOP/s/GPU · MFU {}\n",
              num(d.tokens_per_s_per_gpu, "{:.0f}", ""), num(d.step_time_s, "{:.3f}", " s"),
              num(d.tflops_per_gpu, "{:.1f}", ""), d.mfu ? fmt::format("{:.1f}%", *d.mfu * 100) : "-");

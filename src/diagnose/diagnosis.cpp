@@ -228,6 +228,16 @@ void use_whole_run_alone(const StepSeries& samples, const WholeRun& w, Diagnosis
   }
 }
 
+// The last printed step number (a parser's own count of lines is no step
+// number), and how many samples say how fast the steps went.
+void count_steps(const StepSeries& samples, Diagnosis& d) {
+  for (const auto& s : samples) {
+    if (!s.step_counted) d.last_step = s.step;
+    const bool timed = s.step_time_s || s.samples_per_s || s.tokens_per_s || s.tokens_per_s_per_gpu;
+    d.timed_steps += timed ? 1 : 0;
+  }
+}
+
 void memory(const ParseSink& sink, Diagnosis& d) {
   auto keep_max = [](std::optional<double>& acc, const auto& v) {
     if (v && (!acc || *v > *acc)) acc = *v;
@@ -279,7 +289,7 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   const ParseSink& sink = pass.sink();
   // Steps are the logged intervals: a whole-run average beside them is not one.
   d.steps = static_cast<int>(whole_run.others > 0 ? whole_run.others : sink.samples.size());
-  if (!sink.samples.empty()) d.last_step = sink.samples.back().step;
+  count_steps(sink.samples, d);
   d.steady = steady_state(sink.samples, sink.disturbances);
   use_whole_run_alone(sink.samples, whole_run, d);
   throughput(sink, o, d);
@@ -361,6 +371,7 @@ nlohmann::json to_json(const Diagnosis& d) {
   return {
       {"framework", d.framework},
       {"steps", d.steps},
+      {"timed_steps", d.timed_steps},
       {"last_step", d.last_step},
       {"throughput",
        {{"tokens_per_s_per_gpu", optional_json(d.tokens_per_s_per_gpu)},

@@ -58,7 +58,7 @@ long int_after(std::string_view s, std::string_view key) {
   return n;
 }
 
-// torchrun "exitcode : -9" / "exitcode: -9" (SIGKILL: host kill or OOM killer).
+// torchrun "exitcode : -9" / "exitcode: -9": the task was sent SIGKILL.
 bool is_sigkill_exit(std::string_view s) {
   if (contains(s, "Signal 9 (SIGKILL)")) return true;
   const std::size_t at = s.find("exitcode");
@@ -251,8 +251,14 @@ bool FailureClassifier::match_nccl(const LogLine& line) {
 
 bool FailureClassifier::match_cluster(const LogLine& line) {
   const std::string_view s = line.text;
-  if (contains(s, "DUE TO NODE FAILURE") || is_sigkill_exit(s)) {
+  if (contains(s, "DUE TO NODE FAILURE")) {
     record(FailureKind::NodeFailure, line);
+    return true;
+  }
+  // SIGKILL says nothing of who sent it (the OOM killer, the scheduler, a
+  // user): a task exit with no cause, unless the log names one elsewhere.
+  if (is_sigkill_exit(s)) {
+    keep_earliest(task_exit_, make_failure(FailureKind::Unknown, line));
     return true;
   }
   if (contains(s, "CANCELLED AT") && contains(s, "DUE TO TIME LIMIT")) {
@@ -348,12 +354,16 @@ void FailureClassifier::match_python(const LogLine& line) {
     return;
   }
   const std::string_view name = exception_name(s);
-  if (name.empty() || !seen_traceback_) return;
-  pending_assert_.reset();
-  if (ends_with(name, "ChildFailedError")) {
-    keep_earliest(child_failed_, make_failure(FailureKind::PythonError, line));
+  // torchrun's summary that a child died: the cause is the child's own error
+  // when the log has it, else unknown (its root-cause block gives an exit
+  // code, not a reason). Its qualified name needs no traceback above it.
+  if (ends_with(name, "ChildFailedError") && (seen_traceback_ || name.find('.') != std::string_view::npos)) {
+    pending_assert_.reset();
+    keep_earliest(child_failed_, make_failure(FailureKind::Unknown, line));
     return;
   }
+  if (name.empty() || !seen_traceback_) return;
+  pending_assert_.reset();
   record(classify_exception(name, s, line.rank), line);
 }
 

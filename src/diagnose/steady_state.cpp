@@ -36,12 +36,22 @@ bool disturbed(const std::vector<long>& lines, size_t& next, long prev_line, lon
   return next < lines.size() && lines[next] <= line;
 }
 
+constexpr long kWarmupSteps = 10;
+
+// A progress bar's rate is smoothed over its recent steps, so even the first
+// one a log shows measures the steady state once the bar is past the warm-up
+// (an excerpt, or a log that prints the bar rarely).
+bool past_warmup_alone(const StepSample& s) {
+  return s.rate_smoothed && !s.step_counted && s.step > kWarmupSteps;
+}
+
 // The first logged interval carries compile, NCCL init and allocator growth;
 // beyond it, skip max(10 steps, 10% of the run): warm-up (allocator, NCCL set-up, compile) lasts that long in published logs.
 long warmup_steps(const StepSeries& s) {
-  long first = s.front().step - s.front().steps_in_interval;
+  // A smoothed bar rate far into the run: the run, not the log, started at 0.
+  long first = past_warmup_alone(s.front()) ? 0 : s.front().step - s.front().steps_in_interval;
   long span = s.back().step - first;
-  return std::max<long>(10, span / 10) + first;
+  return std::max<long>(kWarmupSteps, span / 10) + first;
 }
 
 // Rising step time: the last quarter's median well above the first quarter's
@@ -88,7 +98,7 @@ SteadyState steady_state(const StepSeries& samples, const std::vector<Disturbanc
   long prev_line = 0;
   for (size_t i = 0; i < samples.size(); ++i) {
     const StepSample& s = samples[i];
-    bool drop = i == 0 || s.step <= warm || !s.step_time_s || s.loss_is_nan ||
+    bool drop = (i == 0 && !past_warmup_alone(s)) || s.step <= warm || !s.step_time_s || s.loss_is_nan ||
                 s.skipped_iterations.value_or(0) > 0 || s.nan_iterations.value_or(0) > 0 ||
                 disturbed(disturbance_lines, next_disturbance, prev_line, s.line);
     prev_line = s.line;
@@ -103,7 +113,7 @@ SteadyState steady_state(const StepSeries& samples, const std::vector<Disturbanc
   if (used.empty() && samples.size() > 1) {
     out.dropped_lines.clear();
     out.steps_used = 0;
-    for (size_t i = 1; i < samples.size(); ++i) {
+    for (size_t i = past_warmup_alone(samples[0]) ? 0 : 1; i < samples.size(); ++i) {
       if (!samples[i].step_time_s) continue;
       use(samples[i], used, out);
       out.used[i] = true;

@@ -209,5 +209,16 @@ TEST(DiagnoseNemo, ProgressPrinterRunReportsItsLastStepOneBased) {
   EXPECT_EQ(d.loss.front().first, 1);
 }
 
+TEST(Diagnosis, StepsTheLogDidNotNumberHaveNoLastStep) {
+  // Bare Trainer dicts: losses, but neither step numbers nor timing.
+  const Diagnosis d = diagnose_text("{'loss': 0.09, 'learning_rate': 9e-05, 'epoch': 0.38}\n"
+                                    "{'loss': 0.08, 'learning_rate': 9e-05, 'epoch': 0.4}\n",
+                                    DiagnoseOptions{});
+  EXPECT_EQ(d.steps, 2);
+  EXPECT_EQ(d.timed_steps, 0);
+  EXPECT_EQ(d.last_step, 0);
+  EXPECT_FALSE(d.step_time_s);
+}
+
 }  // namespace
 }  // namespace attune::diagnose

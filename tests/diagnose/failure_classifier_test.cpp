@@ -244,9 +244,10 @@ TEST(FailureClassifier, SlurmNodeFailureAndSigkill) {
                         "2024-05-01T12:00:00 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n");
   expect_kind(slurm, FailureKind::NodeFailure);
   EXPECT_EQ(slurm->line, 3);
-  expect_kind(classify("  exitcode  : -9 (pid: 12345)\n"), FailureKind::NodeFailure);
+  // SIGKILL names no sender (OOM killer, scheduler, user): a failure of unknown cause.
+  expect_kind(classify("  exitcode  : -9 (pid: 12345)\n"), FailureKind::Unknown);
   expect_kind(classify("  traceback : Signal 9 (SIGKILL) received by PID 12345\n"),
-              FailureKind::NodeFailure);
+              FailureKind::Unknown);
   EXPECT_FALSE(classify("  exitcode  : -91 (pid: 12345)\n").has_value());
 }
 
@@ -329,9 +330,13 @@ TEST(FailureClassifier, ChildFailedErrorIsOnlyALastResort) {
   const std::string wrapper =
       "Traceback (most recent call last):\n"
       "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n";
+  // On its own it says a child died, not why: unknown, at its line.
   auto alone = classify(wrapper);
-  expect_kind(alone, FailureKind::PythonError);
+  expect_kind(alone, FailureKind::Unknown);
   EXPECT_EQ(alone->line, 2);
+  auto bare = classify("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n");
+  expect_kind(bare, FailureKind::Unknown);
+  EXPECT_EQ(bare->line, 1);
   auto behind = classify("Traceback (most recent call last):\nKeyError: 'x'\n" + wrapper);
   EXPECT_EQ(behind->line, 2);
   EXPECT_EQ(behind->evidence, "KeyError: 'x'");

@@ -574,6 +574,35 @@ TEST(HfParser, ABarBeforeTrainingWithAnotherTotalIsNotTheTrainingBar) {
   EXPECT_NEAR(*sink.samples[0].step_time_s, 4.79, kEps);
 }
 
+TEST(HfParser, BarPositionsAreTimedStepsAndTheDictCompletesItsOwn) {
+  // Bars before the first dict wait for it to show which bar trains (the 2/3 one is data packing).
+  ParseSink sink = run("hf",
+                       " 67%|######6   | 2/3 [00:01<00:00,  1.68it/s]\n"
+                       " 32%|###2      | 281/873 [25:36<52:46,  5.35s/it]\n"
+                       " 32%|###2      | 282/873 [25:40<49:29,  5.02s/it]\n"
+                       "{'loss': 0.8635, 'learning_rate': 0.0001, 'epoch': 0.97}\n"
+                       " 33%|###3      | 283/873 [25:49<45:20,  4.62s/it]\n");
+  ASSERT_EQ(sink.samples.size(), 3u);
+  EXPECT_EQ(sink.samples[0].step, 281);
+  EXPECT_DOUBLE_EQ(*sink.samples[0].step_time_s, 5.35);
+  EXPECT_FALSE(sink.samples[0].loss);
+  EXPECT_EQ(sink.samples[1].step, 282);
+  EXPECT_DOUBLE_EQ(*sink.samples[1].loss, 0.8635);
+  EXPECT_DOUBLE_EQ(*sink.samples[1].step_time_s, 5.02);
+  EXPECT_EQ(sink.samples[2].step, 283);
+  EXPECT_TRUE(sink.samples[2].rate_smoothed);
+}
+
+TEST(HfParser, DictsWithoutABarHaveNoStepNumber) {
+  ParseSink sink = run("hf",
+                       "{'loss': 0.0923, 'grad_norm': 2.38, 'learning_rate': 9.6e-05, 'epoch': 0.38}\n"
+                       "{'loss': 0.0981, 'grad_norm': 2.01, 'learning_rate': 9.6e-05, 'epoch': 0.4}\n");
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_TRUE(sink.samples[0].step_counted);
+  EXPECT_TRUE(sink.samples[1].step_counted);
+  EXPECT_FALSE(sink.samples[1].step_time_s);
+}
+
 TEST(HfParser, TrainMetricsBlockWithoutDict) {
   ParseSink sink = run("hf",
                        "***** train metrics *****\n"

@@ -38,6 +38,7 @@ std::string format_of(const std::string& framework) {
 struct Entry {
   std::string file;
   std::string framework;  // "unknown" = any
+  std::string log_format; // the format the log shows, where it is not the framework's own
   std::string failure;    // "none" = no failure
   long failure_line = 0;
   std::optional<int> steps;
@@ -52,6 +53,7 @@ std::vector<Entry> load_manifest() {
     Entry e;
     e.file = n["file"].as<std::string>();
     e.framework = n["framework"].as<std::string>("unknown");
+    e.log_format = n["log_format"].as<std::string>("");
     e.failure = n["failure"].as<std::string>("none");
     if (n["failure_line"]) e.failure_line = n["failure_line"].as<long>();
     if (n["steps"]) e.steps = n["steps"].as<int>();
@@ -98,7 +100,7 @@ Results run_all() {
       continue;
     }
     if (e.framework != "unknown") {
-      const std::string want = format_of(e.framework);
+      const std::string want = e.log_format.empty() ? format_of(e.framework) : e.log_format;
       r.check(e.file, "framework", d.framework == want, want, d.framework.empty() ? "\"\"" : d.framework);
     }
     const std::string got_kind = d.failure ? to_string(d.failure->kind) : "none";
@@ -108,7 +110,9 @@ Results run_all() {
       r.check(e.file, "failure_line", got_line == e.failure_line, std::to_string(e.failure_line),
               d.failure ? fmt::format("{} ({})", got_line, d.failure->evidence.substr(0, 100)) : "no failure");
     }
-    if (e.steps) r.check(e.file, "steps", d.steps == *e.steps, std::to_string(*e.steps), std::to_string(d.steps));
+    if (e.steps) {
+      r.check(e.file, "steps", d.timed_steps == *e.steps, std::to_string(*e.steps), std::to_string(d.timed_steps));
+    }
     if (e.last_step) {
       r.check(e.file, "last_step", d.last_step == *e.last_step, std::to_string(*e.last_step),
               std::to_string(d.last_step));
@@ -142,7 +146,7 @@ TEST(RealLogs, AccuracyTable) {
 // The accuracy reached so far: a change that reads fewer entries right fails.
 TEST(RealLogs, AccuracyFloors) {
   const std::map<std::string, int> floors = {
-      {"framework", 39}, {"failure", 65}, {"failure_line", 46}, {"steps", 57}, {"last_step", 16}, {"step_time_s", 8},
+      {"framework", 43}, {"failure", 68}, {"failure_line", 47}, {"steps", 61}, {"last_step", 19}, {"step_time_s", 11},
   };
   const Results& r = results();
   for (const auto& [field, floor] : floors) {

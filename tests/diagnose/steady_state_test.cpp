@@ -75,6 +75,24 @@ TEST(SteadyState, ShortRunFallsBackToAllButFirst) {
   EXPECT_FALSE(steady_state({}, {}).step_time_s);
 }
 
+TEST(SteadyState, ASmoothedBarRateFarIntoTheRunCountsAlone) {
+  // One progress-bar line at step 795: tqdm's rate is over its recent steps, so it is the steady state.
+  StepSeries bar;
+  StepSample s;
+  s.step = 795;
+  s.line = 1;
+  s.step_time_s = 41.36;
+  s.rate_smoothed = true;
+  bar.push_back(s);
+  EXPECT_DOUBLE_EQ(*steady_state(bar, {}).step_time_s, 41.36);
+  // Within the warm-up, or an interval since the previous line, it does not.
+  bar[0].step = 8;
+  EXPECT_FALSE(steady_state(bar, {}).step_time_s);
+  bar[0].step = 795;
+  bar[0].rate_smoothed = false;
+  EXPECT_FALSE(steady_state(bar, {}).step_time_s);
+}
+
 TEST(Flops, MegatronDenseFormulaByHand) {
   recipe::ModelSpec m;
   m.layers = 2;

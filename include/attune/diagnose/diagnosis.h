@@ -35,7 +35,8 @@ struct DiagnoseOptions {
 struct Diagnosis {
   std::string framework;
   int steps = 0;                        // step samples read
-  long last_step = 0;
+  int timed_steps = 0;                  // ... of which carry a step time or a rate
+  long last_step = 0;                   // the last step number the log printed; 0 when it printed none
   SteadyState steady;
   std::optional<double> step_time_s;
   std::optional<double> tokens_per_s_per_gpu;

@@ -48,6 +48,9 @@ struct StepSample {
   int steps_in_interval = 1;     // Megatron logs every log_interval iterations: averages over this many
   bool loss_is_nan = false;      // printed nan/inf, or the loss field is missing where it should be
   LoggedFlops tflops_formula = LoggedFlops::None;  // of tflops_per_gpu (in the padding: still 96 bytes)
+  bool step_counted = false;     // `step` is the parser's count of lines, not a number the log printed
+  bool rate_smoothed = false;    // step time is a progress bar's smoothed rate over recent steps,
+                                 // not the interval since the previous line
 };
 
 // Every step sample of a run, in log order.

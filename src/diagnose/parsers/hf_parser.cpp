@@ -6,6 +6,7 @@
 // step time (the dicts carry neither).
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "parse_util.h"
 
@@ -133,7 +134,7 @@ class HfParser : public LogParser {
     if (brace != npos) {
       feed_dict(t.substr(brace), line, sink);
     } else if (auto bar = parse_tqdm(t)) {
-      note_bar(*bar);
+      note_bar(*bar, line, sink);
     } else if (contains(t, "***** Running Evaluation *****")) {
       in_eval_ = true;
       add_disturbance(sink, Disturbance::Kind::Evaluation, line);
@@ -148,11 +149,47 @@ class HfParser : public LogParser {
   // The training bar is the last one with a total before the first training
   // step (data preparation prints bars of its own first); eval bars, which
   // come after steps, have other totals.
-  void note_bar(const TqdmBar& bar) {
-    if (bar.total > 0 && (train_total_ == 0 || (steps_.prev < 0 && bar.total != train_total_))) train_total_ = bar.total;
+  // Each new position of the training bar is a timed step; those before the
+  // first dict are held until it shows which bar is the training one.
+  void note_bar(const TqdmBar& bar, const LogLine& line, ParseSink& sink) {
+    if (bar.total > 0 && (train_total_ == 0 || (steps_.prev < 0 && bar.total != train_total_))) {
+      if (bar.total != train_total_) early_bars_.clear();
+      train_total_ = bar.total;
+    }
     if (bar.total != train_total_) return;
     bar_n_ = bar.n;
     bar_sec_per_it_ = bar.sec_per_it;
+    if (steps_.prev < 0) {
+      if (early_bars_.size() == kEarlyBars) early_bars_.erase(early_bars_.begin());
+      early_bars_.push_back({bar.n, bar.sec_per_it, line.line});
+    } else if (bar.n > steps_.prev) {
+      add_bar_sample({bar.n, bar.sec_per_it, line.line}, sink);
+    }
+  }
+
+  struct BarPosition {
+    long n = 0;
+    std::optional<double> sec_per_it;
+    long line = 0;
+  };
+
+  void add_bar_sample(const BarPosition& b, ParseSink& sink) {
+    StepSample s;
+    s.step = b.n;
+    s.line = b.line;
+    s.step_time_s = b.sec_per_it;
+    s.rate_smoothed = b.sec_per_it.has_value();  // tqdm smooths its rate
+    s.steps_in_interval = steps_.interval(b.n);
+    sink.samples.push_back(std::move(s));
+    bar_sample_ = sink.samples.size() - 1;
+  }
+
+  // The first dict settles the training bar: its earlier positions become steps.
+  void flush_early_bars(ParseSink& sink) {
+    for (const auto& b : early_bars_) {
+      if (b.n < bar_n_ && b.n > steps_.prev) add_bar_sample(b, sink);
+    }
+    early_bars_.clear();
   }
 
   void feed_dict(std::string_view t, const LogLine& line, ParseSink& sink) {
@@ -180,16 +217,37 @@ class HfParser : public LogParser {
 
   void add_step(StepSample s, const LogLine& line, ParseSink& sink) {
     in_eval_ = false;
+    if (steps_.prev < 0) flush_early_bars(sink);
+    if (merge_into_bar_sample(s, line, sink)) return;
     // Without a newer bar position the dicts are numbered one by one.
     bool bar_fresh = bar_n_ > steps_.prev;
     s.step = bar_fresh ? bar_n_ : std::max(steps_.prev, 0L) + 1;
-    if (bar_fresh) s.step_time_s = bar_sec_per_it_;  // tqdm-smoothed
+    if (bar_fresh) s.step_time_s = bar_sec_per_it_;
+    s.rate_smoothed = bar_fresh && bar_sec_per_it_;  // tqdm smooths its rate
+    s.step_counted = !bar_fresh;
     const int interval = steps_.interval(s.step);
     s.steps_in_interval = bar_fresh ? interval : 1;  // logging_steps is not printed
     s.line = line.line;
     max_into(sink.peak_mem_allocated_gib, s.mem_max_allocated_gib);
     max_into(sink.peak_mem_reserved_gib, s.mem_reserved_gib);
     sink.samples.push_back(std::move(s));
+  }
+
+  // A dict written under the bar position it belongs to completes that
+  // position's sample: the bar gave the step and its time, the dict the rest.
+  bool merge_into_bar_sample(StepSample& s, const LogLine& line, ParseSink& sink) {
+    if (bar_sample_ >= sink.samples.size()) return false;
+    StepSample& at = sink.samples[bar_sample_];
+    if (at.step != bar_n_ || at.loss) return false;
+    s.step = at.step;
+    s.step_time_s = at.step_time_s;
+    s.rate_smoothed = at.rate_smoothed;
+    s.steps_in_interval = at.steps_in_interval;
+    s.line = line.line;
+    at = std::move(s);
+    max_into(sink.peak_mem_allocated_gib, at.mem_max_allocated_gib);
+    max_into(sink.peak_mem_reserved_gib, at.mem_reserved_gib);
+    return true;
   }
 
   // The whole-run average as one sample spanning every step of the run (the
@@ -242,7 +300,11 @@ class HfParser : public LogParser {
     return true;
   }
 
+  static constexpr std::size_t kEarlyBars = 64;  // held before the first dict; older ones are dropped
+
   StepCounter steps_;
+  std::vector<BarPosition> early_bars_;
+  std::size_t bar_sample_ = static_cast<std::size_t>(-1);  // the sample the latest bar position made
   long train_total_ = 0;
   long bar_n_ = -1;
   std::optional<double> bar_sec_per_it_;

@@ -150,7 +150,10 @@ class NemoParser : public LogParser {
       apply_metric(k, v, s, ks);
     });
     // The tqdm rate is smoothed; only a fallback for train_step_timing.
-    if (!s.step_time_s) s.step_time_s = bar.sec_per_it;
+    if (!s.step_time_s && bar.sec_per_it) {
+      s.step_time_s = bar.sec_per_it;
+      s.rate_smoothed = true;
+    }
     steps_.interval(s.step);  // bar metrics are those of the latest step
     sink.samples.push_back(std::move(s));
   }
