@@ -25,6 +25,7 @@ void LogPass::feed(const LogLine& line) {
 
 void LogPass::finish() {
   if (!parser_) start_parser("");
+  parser_->finish(sink_);
 }
 
 void LogPass::start_parser(const std::string& framework) {

@@ -34,6 +34,7 @@ ParseSink run(std::string_view framework, std::string_view text) {
     LogLine line{l, ++n, -1};
     parser->feed(line, sink);
   }
+  parser->finish(sink);
   return sink;
 }
 
@@ -102,6 +103,28 @@ TEST(MegatronParser, CurrentFormatFieldsAndUnits) {
   EXPECT_NEAR(*s2.step_time_s, 1.2345, kEps);
   EXPECT_NEAR(*s2.loss, 9.876543, kEps);  // lm loss, not load_balancing_loss
   EXPECT_EQ(*s2.skipped_iterations, 1);
+}
+
+TEST(MegatronParser, AHardWrappedRecordIsRejoined) {
+  // Wrapped at 86 columns by whatever copied it, with a word cut at the wrap; nsys text after it.
+  ParseSink sink = run("megatron",
+                       " [2025-10-02 22:52:07] iteration       10/      50 | consumed samples:         5120 |\n"
+                       "elapsed time per iteration (ms): 13212.7 | learning rate: 3.000000E-04 | global batch\n"
+                       "size:   512 | lm loss: 4.474437E+00 | loss scale: 1.0 | grad norm: 0.704 | number of s\n"
+                       "kipped iterations:   0 | number of nan iterations:   0 |\n"
+                       "Capture range started in the application.\n"
+                       " [2025-10-02 22:54:30] iteration       20/      50 | consumed samples:        10240 |\n"
+                       "elapsed time per iteration (ms): 14260.3 | learning rate: 2.6E-04 | global batch\n");
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_EQ(sink.samples[0].step, 10);
+  EXPECT_EQ(sink.samples[0].line, 1);
+  EXPECT_DOUBLE_EQ(*sink.samples[0].step_time_s, 13.2127);
+  EXPECT_DOUBLE_EQ(*sink.samples[0].loss, 4.474437);
+  EXPECT_EQ(*sink.samples[0].global_batch, 512);
+  EXPECT_FALSE(sink.samples[0].skipped_iterations);  // "s kipped": not read rather than misread
+  // The log ends inside the second record: it is kept as far as it goes.
+  EXPECT_EQ(sink.samples[1].step, 20);
+  EXPECT_DOUBLE_EQ(*sink.samples[1].step_time_s, 14.2603);
 }
 
 TEST(MegatronParser, MemoryReportMaxOverRanksInGiB) {
@@ -388,6 +411,19 @@ const char* kAutomodel =
     "2026-08-10 15:49:01 | INFO | root | step 14 | epoch 0 | loss nan | grad_norm nan | "
     "lr 1.00e-05 | mem 47.00 GiB | tps 120000.00(15000.00/gpu) | num_label_tokens 4000\n"
     "2026-08-10 15:49:02 | INFO | root | Saving checkpoint to /ckpt/epoch_0_step_14\n";
+
+TEST(AutomodelParser, KeyValueStepLines) {
+  ParseSink sink = run("automodel",
+                       "2026-07-26 19:37:11 | INFO | nemo_automodel.recipes.llm.train_eagle1 | epoch=0 step=1070 "
+                       "loss=2.5004 acc=0.3245 lr=2.61109e-05 grad_norm=0.123 hidden_loss=1.805\n"
+                       "2026-07-26 19:37:31 | INFO | nemo_automodel.recipes.llm.train_eagle1 | epoch=0 step=1080 "
+                       "loss=2.4976 acc=0.3294 lr=2.6027e-05 grad_norm=0.1562 hidden_loss=1.803\n");
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_EQ(sink.samples[1].step, 1080);
+  EXPECT_DOUBLE_EQ(*sink.samples[1].loss, 2.4976);  // not hidden_loss
+  EXPECT_FLOAT_EQ(*sink.samples[1].grad_norm, 0.1562f);
+  EXPECT_FALSE(sink.samples[1].step_time_s);
+}
 
 TEST(AutomodelParser, StepLines) {
   ParseSink sink = run("automodel", kAutomodel);

@@ -37,6 +37,9 @@ class LogParser {
   // Parses one normalised line; parsers keep state between lines (log
   // intervals, memory reports that arrive before their iteration line).
   virtual void feed(const LogLine& line, ParseSink& sink) = 0;
+  // The log ended: a parser holding part of a record (a hard-wrapped line
+  // being rejoined) hands it over.
+  virtual void finish(ParseSink& /*sink*/) {}
 };
 
 // nullptr if the framework is unknown.

@@ -1,6 +1,8 @@
 // NeMo AutoModel parser: the train_ft recipe's per-step line
 // "step N | epoch e | loss x | grad_norm x | lr x | mem x GiB | tps x(y/gpu) | num_label_tokens n"
-// (behind a "date | INFO | root | " logging prefix), validation and checkpoint lines.
+// (behind a "date | INFO | root | " logging prefix), the key=value form other
+// recipes print ("epoch=0 step=1070 loss=2.5 grad_norm=0.12 lr=2.6e-05 ..."),
+// validation and checkpoint lines.
 #include "parse_util.h"
 
 namespace attune::diagnose::detail {
@@ -20,6 +22,27 @@ std::size_t step_segment(std::string_view t) {
     p += 5;
   }
   return npos;
+}
+
+// Start of "... step=N ..." key=value pairs after the last '|' of the
+// logging prefix, npos if absent.
+std::size_t key_value_segment(std::string_view t) {
+  std::size_t p = t.find(" step=");
+  if (p == npos || p + 6 >= t.size() || !is_digit(t[p + 6]) || t.find(" loss=") == npos) return npos;
+  std::size_t bar = t.rfind('|', p);
+  return bar == npos ? 0 : bar + 1;
+}
+
+// Calls f(key, value) for each blank-separated "key=value" word.
+template <class F>
+void for_each_key_value(std::string_view text, F&& f) {
+  while (!text.empty()) {
+    std::size_t blank = text.find(' ');
+    std::string_view word = text.substr(0, blank);
+    text = blank == npos ? std::string_view() : text.substr(blank + 1);
+    std::size_t eq = word.find('=');
+    if (eq != npos && eq > 0) f(word.substr(0, eq), word.substr(eq + 1));
+  }
 }
 
 void apply_field(std::string_view key, std::string_view val, StepSample& s, long& epoch) {
@@ -57,6 +80,7 @@ class AutomodelParser : public LogParser {
   int detect(std::string_view line) const override {
     int score = 0;
     if (step_segment(line) != npos && contains(line, "| loss ")) score += 10;
+    if (key_value_segment(line) != npos && contains(line, "nemo_automodel")) score += 5;
     if (contains(line, "nemo_automodel")) score += 5;
     if (contains(line, "(mesh_data_parallel)")) score += 2;  // its device mesh's process group
     return score;
@@ -65,12 +89,13 @@ class AutomodelParser : public LogParser {
   void feed(const LogLine& line, ParseSink& sink) override {
     std::string_view t = line.text;
     std::size_t p = step_segment(t);
-    if (p != npos) {
+    const std::size_t kv = p == npos ? key_value_segment(t) : npos;
+    if (p != npos || kv != npos) {
       StepSample s;
       long epoch = -1;
-      for_each_field(t.substr(p), ' ', [&](std::string_view k, std::string_view v) {
-        apply_field(k, v, s, epoch);
-      });
+      const auto apply = [&](std::string_view k, std::string_view v) { apply_field(k, v, s, epoch); };
+      if (p != npos) for_each_field(t.substr(p), ' ', apply);
+      else for_each_key_value(trim(t.substr(kv)), apply);
       // A new epoch restarts the data loader: the step around it is disturbed.
       if (last_epoch_ >= 0 && epoch >= 0 && epoch != last_epoch_)
         add_disturbance(sink, Disturbance::Kind::DataEpoch, line);

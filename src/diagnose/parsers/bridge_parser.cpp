@@ -36,6 +36,8 @@ class BridgeParser : public LogParser {
     return score;
   }
 
+  void finish(ParseSink& sink) override { lines_.flush_wrapped(sink); }
+
   void feed(const LogLine& line, ParseSink& sink) override {
     if (auto st = parse_step_time(line.text)) {
       pending_ = st;  // rank 0 prints it just before the iteration line

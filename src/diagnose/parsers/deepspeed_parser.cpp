@@ -87,6 +87,8 @@ class DeepspeedParser : public LogParser {
     return score;
   }
 
+  void finish(ParseSink& sink) override { megatron_.flush_wrapped(sink); }
+
   void feed(const LogLine& line, ParseSink& sink) override {
     std::string_view t = line.text;
     const std::size_t before = sink.samples.size();

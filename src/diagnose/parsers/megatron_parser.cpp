@@ -1,6 +1,7 @@
 // Megatron-LM parser: the per-iteration line (current, 2024 and <=2023
 // layouts), the "[Rank r] (after N iterations) memory (MB)" report, checkpoint
 // saves, evaluations and the timer blocks (both layouts).
+#include <cctype>
 #include <string>
 
 #include "parse_util.h"
@@ -276,16 +277,55 @@ void MegatronLines::attach_memory(const MemoryReport& m, ParseSink& sink) {
   }
 }
 
+void MegatronLines::add_iteration(StepSample s, long line, ParseSink& sink) {
+  s.line = line;
+  s.steps_in_interval = steps_.interval(s.step);
+  if (pending_ && pending_->after_iteration == s.step) put_memory(*pending_, s);
+  if (pending_ && pending_->after_iteration <= s.step) pending_.reset();
+  sink.samples.push_back(std::move(s));
+}
+
+// A record hard-wrapped by whatever copied the log, at its own width (not
+// always 80 columns): every iteration line has its elapsed time, so one
+// without it is held, and the lines that go on with its words (they start
+// in lower case or a digit, a new record with its timestamp or a space) are
+// appended until the record ends in its closing '|'. A word cut at the wrap
+// stays cut ("number of s kipped"): that field is then not read at all.
+bool MegatronLines::continue_wrapped(std::string_view t, ParseSink& sink) {
+  const bool goes_on = !t.empty() && (std::islower(static_cast<unsigned char>(t.front())) ||
+                                      std::isdigit(static_cast<unsigned char>(t.front())));
+  if (!goes_on || wrapped_parts_ >= 4) {
+    flush_wrapped(sink);
+    return false;
+  }
+  wrapped_.push_back(' ');
+  wrapped_.append(t);
+  ++wrapped_parts_;
+  if (contains(wrapped_, "elapsed time per iteration") && trim(wrapped_).ends_with('|')) flush_wrapped(sink);
+  return true;
+}
+
+void MegatronLines::flush_wrapped(ParseSink& sink) {
+  if (wrapped_.empty()) return;
+  StepSample s;
+  if (parse_megatron_iteration(wrapped_, s)) add_iteration(std::move(s), wrapped_line_, sink);
+  wrapped_.clear();
+  wrapped_parts_ = 0;
+}
+
 bool MegatronLines::feed(const LogLine& line, ParseSink& sink) {
   std::string_view t = line.text;
+  if (!wrapped_.empty() && continue_wrapped(t, sink)) return true;
   // Iteration lines are most of a log: try them before the keyword scans.
   StepSample s;
   if (parse_megatron_iteration(t, s)) {
-    s.line = line.line;
-    s.steps_in_interval = steps_.interval(s.step);
-    if (pending_ && pending_->after_iteration == s.step) put_memory(*pending_, s);
-    if (pending_ && pending_->after_iteration <= s.step) pending_.reset();
-    sink.samples.push_back(std::move(s));
+    if (!contains(t, "elapsed time per iteration")) {
+      wrapped_.assign(t);
+      wrapped_line_ = line.line;
+      wrapped_parts_ = 1;
+      return true;
+    }
+    add_iteration(std::move(s), line.line, sink);
     return true;
   }
   if (timers_.feed(t, sink.timers)) return true;
@@ -311,6 +351,7 @@ class MegatronParser : public LogParser {
   std::string framework() const override { return "megatron"; }
   int detect(std::string_view line) const override { return MegatronLines::detect(line); }
   void feed(const LogLine& line, ParseSink& sink) override { lines_.feed(line, sink); }
+  void finish(ParseSink& sink) override { lines_.flush_wrapped(sink); }
 
  private:
   MegatronLines lines_;

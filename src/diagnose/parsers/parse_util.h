@@ -228,10 +228,17 @@ class MegatronLines {
   // True if the line was one of Megatron's.
   bool feed(const LogLine& line, ParseSink& sink);
   static int detect(std::string_view text);
+  // The log ended: a record held for its wrapped rest becomes a sample as it is.
+  void flush_wrapped(ParseSink& sink);
 
  private:
   void attach_memory(const MemoryReport& m, ParseSink& sink);
+  void add_iteration(StepSample s, long line, ParseSink& sink);
+  bool continue_wrapped(std::string_view t, ParseSink& sink);
   StepCounter steps_;
+  std::string wrapped_;                  // an iteration record cut by a hard wrap, being rejoined
+  long wrapped_line_ = 0;
+  int wrapped_parts_ = 0;
   TimerLines timers_;
   std::optional<MemoryReport> pending_;  // report that arrived before its iteration line
 };
