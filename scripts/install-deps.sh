@@ -4,8 +4,8 @@ set -euo pipefail
 PACKAGES=(
   cmake g++ make pkg-config
   libyaml-cpp-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libspdlog-dev libfmt-dev libcurl4-openssl-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libspdlog-dev libfmt-dev libcurl4-openssl-dev libssl-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-14 libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: libFuzzer, llvm-symbolizer
 )
 missing=()

@@ -100,6 +100,9 @@ class Campaign {
   void absorb(Trial& t, const RunMeasure& m);
   bool baseline();
   std::optional<Trial> propose_trial(int n);
+  std::vector<std::string> trial_logs(int trial) const;
+  nlohmann::json trial_profile(int trial) const;
+  void pass_on_policy_notes(int trial);
   bool round(int first, int count);
   void judge_candidate(Trial& c);
   bool remeasure_incumbent();
@@ -184,6 +187,32 @@ void Campaign::open_directory() {
   log_->flush_on(spdlog::level::info);
 }
 
+// The LLM's settings as the journal keeps them: no key, token or secret is among them.
+nlohmann::json llm_inputs_json(const policy::PolicySettings& s) {
+  if (!s.llm) return nullptr;
+  const policy::LlmPolicySettings& l = *s.llm;
+  nlohmann::json j = {{"provider", l.client.provider},  {"model", l.client.model},
+                      {"base_url", l.client.base_url},  {"max_attempts", l.client.max_attempts},
+                      {"max_tokens", l.max_tokens},     {"rounds_per_trial", l.rounds_per_trial},
+                      {"max_faults", l.max_faults}};
+  if (l.price) j["price"] = {l.price->input_per_mtok, l.price->output_per_mtok};
+  return j;
+}
+
+std::optional<policy::LlmPolicySettings> read_llm_inputs(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  policy::LlmPolicySettings l;
+  l.client.provider = j.at("provider").get<std::string>();
+  l.client.model = j.at("model").get<std::string>();
+  l.client.base_url = j.value("base_url", "");
+  l.client.max_attempts = j.value("max_attempts", l.client.max_attempts);
+  l.max_tokens = j.value("max_tokens", l.max_tokens);
+  l.rounds_per_trial = j.value("rounds_per_trial", l.rounds_per_trial);
+  l.max_faults = j.value("max_faults", l.max_faults);
+  if (j.contains("price")) l.price = llm::TokenPrice{j["price"].at(0).get<double>(), j["price"].at(1).get<double>()};
+  return l;
+}
+
 nlohmann::json inputs_json(const TuneRequest& q, std::uint64_t seed, double budget) {
   return {{"file", fs::absolute(q.file).string()},
           {"framework", q.options.framework},
@@ -205,6 +234,7 @@ nlohmann::json inputs_json(const TuneRequest& q, std::uint64_t seed, double budg
           {"use_lessons", q.use_lessons},
           {"hang_factor", q.hang_factor},
           {"startup_allowance_s", q.startup_allowance_s},
+          {"llm", llm_inputs_json(q.policy_settings)},
           {"version", ATTUNE_VERSION}};
 }
 
@@ -229,6 +259,7 @@ void read_inputs(const nlohmann::json& j, TuneRequest& q) {
   q.use_lessons = j.value("use_lessons", true);
   q.hang_factor = j.value("hang_factor", 10.0);
   q.startup_allowance_s = j.value("startup_allowance_s", 900.0);
+  q.policy_settings.llm = read_llm_inputs(j.value("llm", nlohmann::json()));
 }
 
 void Campaign::load_inputs() {
@@ -261,7 +292,7 @@ void Campaign::load_inputs() {
   def_ = cluster::find_cluster(defs, q_.cluster);
   cluster_ = std::make_unique<cluster::SerializedCluster>(cluster::make_cluster(def_, {target_->truth_file, seed_}));
   gate_ = std::make_unique<gate::CorrectnessGate>(q_.gate);
-  policy_ = policy::make_policy(q_.policy);
+  policy_ = policy::make_policy(q_.policy, q_.policy_settings);
   if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
   if (events.empty()) {
     journal_->record({{"event", "campaign"}, {"inputs", inputs_json(q_, seed_, *q_.budget_gpu_hours)}});
@@ -599,6 +630,35 @@ void Campaign::judge_candidate(Trial& c) {
   c.obs.reason = "not confirmed: the budget or an interruption ended the measurements";
 }
 
+// A trial's run logs, oldest run first (for the LLM's read_log).
+std::vector<std::string> Campaign::trial_logs(int trial) const {
+  std::vector<std::string> out;
+  if (trial < 0 || trial >= static_cast<int>(trials_.size())) return out;
+  const Trial& t = trials_[static_cast<std::size_t>(trial)];
+  for (int run = 1; run <= t.runs; ++run) {
+    const fs::path log = fs::path(t.dir) / fmt::format("run-{}", run) / "run.log";
+    std::error_code ec;
+    if (fs::is_regular_file(log, ec)) out.push_back(log.string());
+  }
+  return out;
+}
+
+nlohmann::json Campaign::trial_profile(int trial) const {
+  if (trial < 0 || trial >= static_cast<int>(trials_.size())) return nullptr;
+  const Trial& t = trials_[static_cast<std::size_t>(trial)];
+  if (!t.last_diagnosis || !t.last_diagnosis->profile) return nullptr;
+  return diagnose::to_json(*t.last_diagnosis).value("profile", nlohmann::json());
+}
+
+// What the policy has to say goes to the user and the journal, and into the summary.
+void Campaign::pass_on_policy_notes(int trial) {
+  for (const std::string& text : policy_->take_notes()) {
+    note(text);
+    journal_->record({{"event", "policy_note"}, {"trial", trial}, {"note", text}});
+    result_.policy_notes.push_back(text);
+  }
+}
+
 // Trial n as the policy proposes it (or the journal recalls it), through the
 // gate: approved, or decided already (refused, a duplicate, unrunnable).
 // nullopt when the policy has nothing to propose (stop_reason says why).
@@ -615,9 +675,13 @@ std::optional<Trial> Campaign::propose_trial(int n) {
     const std::vector<Observation> history = observations();
     policy::PolicyContext ctx{target_->recipe, inc.approved->recipe(), incumbent_, inc.obs.tokens_per_s_per_gpu.value_or(0),
                               min_gain_now(), history, inc.last_diagnosis ? &*inc.last_diagnosis : nullptr, *gate_,
-                              lessons_, seed_, n};
+                              lessons_, seed_, n, budget_->left(), expected_run_cost(1),
+                              [this](int trial) { return trial_logs(trial); },
+                              [this](int trial) { return trial_profile(trial); }};
     const policy::PolicyAnswer a = policy_->propose(ctx);
+    pass_on_policy_notes(n);
     if (!a.proposal) {
+      journal_->record({{"event", "policy_stop"}, {"trial", n}, {"reason", a.stop_reason}, {"policy", policy_->explain()}});
       result_.stop_reason = a.stop_reason;
       policy_done_ = true;
       return std::nullopt;
@@ -854,6 +918,7 @@ void Campaign::finish() {
       journal_->record({{"event", "lessons"}, {"trial", -1}, {"count", lessons.size()}});
     }
   }
+  result_.policy_usage = policy_->usage();
   const nlohmann::json summary = to_json(result_);
   write_file_atomic((fs::path(result_.dir) / "summary.json").string(), summary.dump(2) + "\n");
   journal_->record({{"event", "finished"}, {"summary", summary}});
@@ -950,6 +1015,8 @@ nlohmann::json to_json(const TuneResult& r) {
           {"verification", r.verification},
           {"interrupted", r.interrupted},
           {"attune_seconds_per_trial", r.attune_seconds_per_trial},
+          {"policy_usage", r.policy_usage},
+          {"policy_notes", r.policy_notes},
           {"history", history}};
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "attune/policy/baseline_policies.h"
+#include "attune/policy/llm_policy.h"
 #include "attune/policy/rules_policy.h"
 #include "attune/util/error.h"
 
@@ -11,14 +12,31 @@ namespace attune::policy {
 
 namespace {
 
-using Factory = std::function<std::unique_ptr<Policy>()>;
+using Factory = std::function<std::unique_ptr<Policy>(const PolicySettings&, const std::string& flag)>;
+
+// An LLM policy's settings, or InputError naming --llm when there are none.
+const LlmPolicySettings& llm_settings(const PolicySettings& s, const std::string& flag, const std::string& name) {
+  if (!s.llm) throw InputError({}, "--llm", flag + " " + name + " needs a model: --llm PROVIDER:MODEL (providers: openai, anthropic, bedrock)");
+  return *s.llm;
+}
+
+std::unique_ptr<Policy> make_llm_policy(bool hybrid, const PolicySettings& s, const std::string& flag) {
+  const LlmPolicySettings& llm = llm_settings(s, flag, hybrid ? "hybrid" : "llm");
+  try {
+    return std::make_unique<LlmPolicy>(hybrid, llm);
+  } catch (const llm::LlmError& e) {
+    throw InputError({}, "--llm", e.what());
+  }
+}
 
 const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r = {
-      {"rules", [] { return std::make_unique<RulesPolicy>(); }},
-      {"random", [] { return std::make_unique<RandomPolicy>(); }},
-      {"grid", [] { return std::make_unique<GridPolicy>(); }},
-      {"planner", [] { return std::make_unique<PlannerPolicy>(); }},
+      {"rules", [](const PolicySettings&, const std::string&) { return std::make_unique<RulesPolicy>(); }},
+      {"llm", [](const PolicySettings& s, const std::string& f) { return make_llm_policy(false, s, f); }},
+      {"hybrid", [](const PolicySettings& s, const std::string& f) { return make_llm_policy(true, s, f); }},
+      {"random", [](const PolicySettings&, const std::string&) { return std::make_unique<RandomPolicy>(); }},
+      {"grid", [](const PolicySettings&, const std::string&) { return std::make_unique<GridPolicy>(); }},
+      {"planner", [](const PolicySettings&, const std::string&) { return std::make_unique<PlannerPolicy>(); }},
   };
   return r;
 }
@@ -34,9 +52,9 @@ const std::vector<std::string>& policy_names() {
   return names;
 }
 
-std::unique_ptr<Policy> make_policy(const std::string& name, const std::string& flag) {
+std::unique_ptr<Policy> make_policy(const std::string& name, const PolicySettings& settings, const std::string& flag) {
   for (const auto& [n, factory] : registry()) {
-    if (n == name) return factory();
+    if (n == name) return factory(settings, flag);
   }
   std::string known;
   for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;

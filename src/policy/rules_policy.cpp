@@ -209,6 +209,28 @@ int explorations(const std::vector<Observation>& history) {
                                         [](const Observation& o) { return o.proposal.rule.rfind("explore:", 0) == 0; }));
 }
 
+// The best candidates by predicted gain, as proposals of the incumbent.
+std::vector<std::pair<Proposal, double>> rank_scored(const std::vector<Scored>& scored, const CandidateSpace& space,
+                                                     const recipe::Recipe& incumbent, const sim::Workload& inc) {
+  std::vector<const Scored*> order;
+  for (const Scored& s : scored) order.push_back(&s);
+  std::sort(order.begin(), order.end(), [](const Scored* a, const Scored* b) { return a->gain > b->gain; });
+  std::vector<std::pair<Proposal, double>> out;
+  for (const Scored* s : order) {
+    if (out.size() == RulesPolicy::kRankedCandidates) break;
+    std::string why;
+    std::optional<Proposal> p = space.proposal_to(incumbent, inc, s->workload, why);
+    if (!p) continue;
+    p->rule = s->rule;
+    p->stage = s->stage;
+    p->why = s->why;
+    p->predicted_gain = s->gain;
+    p->predicted_memory_gib = s->memory_gib;
+    out.emplace_back(std::move(*p), s->gain);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool known_infeasible(const std::vector<Observation>& history, const sim::Workload& w) {
@@ -320,6 +342,7 @@ PolicyAnswer RulesPolicy::propose(const PolicyContext& c) {
     scored.push_back(std::move(s));
   }
 
+  ranking_ = rank_scored(scored, *space_, c.incumbent, inc);
   const bool fixing = !evidence.failure.empty();
   const Scored* choice = nullptr;
   bool ablation = false;

@@ -121,7 +121,7 @@ TEST(RulesPolicy, ProposesAMeasuredBetterMoveWithItsRuleAndNeverRepeatsOne) {
   RulesPolicy rules;
   std::vector<std::string> seen;
   for (int n = 1; n <= 4; ++n) {
-    const PolicyContext ctx{r, r, 0, p.tokens_per_s_per_gpu, 0.01, history, nullptr, gate, lessons, 7, n};
+    const PolicyContext ctx{r, r, 0, p.tokens_per_s_per_gpu, 0.01, history, nullptr, gate, lessons, 7, n, 0, 0, {}, {}};
     const PolicyAnswer a = rules.propose(ctx);
     ASSERT_TRUE(a.proposal) << a.stop_reason;
     EXPECT_FALSE(a.proposal->rule.empty());
@@ -171,7 +171,7 @@ TEST(RulesPolicy, ACombinationThatFellShortHasItsValuesUndoneOneAtATime) {
   const std::vector<Observation> history = {measured(0, 0, base, p0.step_time_s, p0.tokens_per_s_per_gpu), accepted};
   const std::vector<Lesson> lessons;
   RulesPolicy rules;
-  const PolicyContext ctx{r, *incumbent, 1, 1.02 * p0.tokens_per_s_per_gpu, 0.01, history, nullptr, gate, lessons, 7, 2};
+  const PolicyContext ctx{r, *incumbent, 1, 1.02 * p0.tokens_per_s_per_gpu, 0.01, history, nullptr, gate, lessons, 7, 2, 0, 0, {}, {}};
   const PolicyAnswer a = rules.propose(ctx);
   ASSERT_TRUE(a.proposal) << a.stop_reason;
   EXPECT_EQ(a.proposal->rule, "explore:revert");
@@ -216,7 +216,7 @@ TEST(RulesPolicy, ExplorationsGoWhereTheLeverActsOnMoreOfTheStepThanTheNoise) {
   auto propose = [&](const RuleBook& book, double measured_step_s) {
     const std::vector<Observation> history = {measured(0, 0, base, measured_step_s, p.tokens_per_s_per_gpu)};
     RulesPolicy rules(book);
-    return rules.propose({r, r, 0, p.tokens_per_s_per_gpu, noise, history, nullptr, gate, lessons, 7, 1});
+    return rules.propose({r, r, 0, p.tokens_per_s_per_gpu, noise, history, nullptr, gate, lessons, 7, 1, 0, 0, {}, {}});
   };
   // The later stage's lever acts on compute; the earlier one's on data loading, which is almost nothing here.
   const PolicyAnswer a = propose(two_blind_levers("data", "compute, recompute"), p.step_time_s);
@@ -237,7 +237,7 @@ TEST(BaselinePolicies, RandomIsReproducibleFromTheSeedAndGridWalksLeverByLever) 
   const sim::Workload base = sim::workload_from_recipe(r);
   const std::vector<Observation> history = {measured(0, 0, base, 1, 100)};
   const std::vector<Lesson> lessons;
-  const PolicyContext ctx{r, r, 0, 100, 0.01, history, nullptr, gate, lessons, 42, 1};
+  const PolicyContext ctx{r, r, 0, 100, 0.01, history, nullptr, gate, lessons, 42, 1, 0, 0, {}, {}};
   RandomPolicy a, b;
   EXPECT_EQ(a.propose(ctx).proposal->label(), b.propose(ctx).proposal->label());
   GridPolicy grid;

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attune/gate/correctness_gate.h"
+#include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
 #include "attune/recipe/hardware.h"
 
@@ -40,6 +41,7 @@ struct TuneRequest {
   std::string clusters_file;
   std::optional<double> budget_gpu_hours;  // none: the scenario's own budget (an error for a plain recipe)
   std::string policy = "rules";
+  policy::PolicySettings policy_settings;  // the LLM's, for llm and hybrid
   std::string out_dir;                // "" = campaigns/<recipe>-<time>
   std::string resume_dir;             // carry on the campaign in this directory
   int max_trials = 0;                 // 0: no limit
@@ -88,6 +90,8 @@ struct TuneResult {
   std::optional<double> true_optimum_tokens_per_s_per_gpu;
   std::vector<TrialRecord> history;
   double attune_seconds_per_trial = 0;   // attune's own work (policy, gate, journal, diagnosis)
+  nlohmann::json policy_usage;           // what the policy consumed (the LLM's calls, tokens, cost); null: nothing
+  std::vector<std::string> policy_notes; // what the policy said during the campaign (an LLM falling back to rules)
   bool interrupted = false;
 };
 

@@ -35,6 +35,10 @@ class RulesPolicy : public Policy {
 
   // The correction fitted on the last propose() (for the journal and tests).
   const ModelCorrection& correction() const { return correction_; }
+  // The best candidates of the last propose(), by predicted gain (at most
+  // kRankedCandidates): what `hybrid` shows its model.
+  const std::vector<std::pair<Proposal, double>>& ranking() const { return ranking_; }
+  static constexpr std::size_t kRankedCandidates = 8;
 
  private:
   // The corrected search's layouts, searched again only when the correction
@@ -49,6 +53,7 @@ class RulesPolicy : public Policy {
   std::optional<ModelCorrection> searched_with_;
   long searched_failures_ = -1;
   nlohmann::json incumbent_;   // the corrected model's prediction of the incumbent
+  std::vector<std::pair<Proposal, double>> ranking_;
 };
 
 // Whether a failure in the history shows that `w` cannot run either.

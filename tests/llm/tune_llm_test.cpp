@@ -1,0 +1,232 @@
+// `attune tune --policy llm|hybrid` end to end on the simulator, the attune
+// binary against a local server speaking each provider's format (OpenAI,
+// Anthropic, Bedrock with SigV4): the scripted proposals become trials, the
+// journal keeps every exchange, the summary says what the LLM used, a
+// provider that keeps failing hands the campaign to the rules, and no file
+// the campaign writes holds the key.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/scripted_server.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using attune::llm::testing::ScriptedResponse;
+using attune::llm::testing::ScriptedServer;
+using nlohmann::json;
+
+const std::string kScenario = std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenarios/llama3-8b-axolotl-nd-parallel-tp2";
+constexpr const char* kKey = "sk-e2e-secret-5b2c9d41";
+constexpr const char* kAwsSecret = "e2eAwsSecretKey/K7MDENG/bPxRfiCYEXAMPLEKEY";
+
+struct Ran {
+  int status = 0;
+  std::string out;
+};
+
+Ran run(const std::string& args, const std::string& env) {
+  const std::string cmd = "env -u OPENAI_BASE_URL " + env + " " + ATTUNE_BINARY + " " + args + " 2>&1";
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int s = pclose(p);
+  r.status = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
+  return r;
+}
+
+std::string scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("attune_tune_llm_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+std::vector<json> journal(const std::string& dir) {
+  std::vector<json> out;
+  std::ifstream in(dir + "/journal.jsonl");
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+// Every file under `dir` that contains `secret`.
+std::vector<std::string> files_holding(const std::string& dir, const std::string& secret) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str().find(secret) != std::string::npos) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+json propose(const std::string& lever, const json& value) {
+  return {{"lever_or_key", lever}, {"value", value}, {"rationale", "the diagnosis allows it"}, {"expected_effect", "faster"}};
+}
+
+// One tool call in each provider's response format.
+ScriptedResponse call(const std::string& provider, int n, const std::string& tool, const json& args) {
+  const std::string id = "call_" + std::to_string(n);
+  json body;
+  if (provider == "openai") {
+    body = {{"id", "chatcmpl-" + id}, {"object", "chat.completion"}, {"created", 1735689600}, {"model", "gpt-4o-mini"},
+            {"choices", {{{"index", 0},
+                          {"message", {{"role", "assistant"}, {"content", nullptr},
+                                       {"tool_calls", {{{"id", id}, {"type", "function"},
+                                                        {"function", {{"name", tool}, {"arguments", args.dump()}}}}}}}},
+                          {"logprobs", nullptr}, {"finish_reason", "tool_calls"}}}},
+            {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 50}, {"total_tokens", 1050}}}};
+  } else if (provider == "anthropic") {
+    body = {{"id", "msg_" + id}, {"type", "message"}, {"role", "assistant"}, {"model", "claude-sonnet-4-20250514"},
+            {"content", {{{"type", "tool_use"}, {"id", "toolu_" + id}, {"name", tool}, {"input", args}}}},
+            {"stop_reason", "tool_use"}, {"stop_sequence", nullptr},
+            {"usage", {{"input_tokens", 1000}, {"output_tokens", 50}}}};
+  } else {
+    body = {{"output", {{"message", {{"role", "assistant"},
+                                     {"content", {{{"toolUse", {{"toolUseId", "tooluse_" + id}, {"name", tool}, {"input", args}}}}}}}}}},
+            {"stopReason", "tool_use"},
+            {"usage", {{"inputTokens", 1000}, {"outputTokens", 50}, {"totalTokens", 1050}}},
+            {"metrics", {{"latencyMs", 1840}}}};
+  }
+  return {200, {}, body.dump()};
+}
+
+// After a stop the campaign measures its close calls again and asks once
+// more, as often as that changes something: the model keeps saying stop.
+void add_stops(ScriptedServer& server, const std::string& provider, int first, const std::string& reason) {
+  for (int n = first; n < first + 30; ++n) server.push(call(provider, n, "stop", {{"reason", reason}}));
+}
+
+std::string model_flag(const std::string& provider) {
+  if (provider == "openai") return "openai:gpt-4o-mini";
+  if (provider == "anthropic") return "anthropic:claude-sonnet-4-20250514";
+  return "bedrock:anthropic.claude-sonnet-4-20250514-v1:0";
+}
+
+std::string provider_env(const std::string& provider) {
+  if (provider == "openai") return std::string("OPENAI_API_KEY=") + kKey;
+  if (provider == "anthropic") return std::string("ANTHROPIC_API_KEY=") + kKey;
+  return std::string("-u AWS_BEARER_TOKEN_BEDROCK AWS_ACCESS_KEY_ID=AKIDEXAMPLE AWS_SECRET_ACCESS_KEY=") + kAwsSecret +
+         " AWS_SESSION_TOKEN=" + kKey + " AWS_REGION=us-east-1";
+}
+
+std::string base_url(const std::string& provider, const ScriptedServer& server) {
+  return provider == "openai" ? server.url() + "/v1" : server.url();
+}
+
+std::string tune_args(const std::string& dir, const std::string& policy, const std::string& provider,
+                      const ScriptedServer& server) {
+  return "tune " + kScenario + " --out " + dir + " --seed 3 --no-lessons --max-trials 4 --json --policy " + policy +
+         " --llm " + model_flag(provider) + " --llm-base-url " + base_url(provider, server);
+}
+
+class TuneLlm : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TuneLlm, ScriptedProposalsBecomeTrialsAndEveryExchangeIsJournalled) {
+  const std::string provider = GetParam();
+  ScriptedServer server({call(provider, 1, "propose", propose("recompute", false)),
+                         call(provider, 2, "propose", propose("fsdp_reshard_after_forward", false))});
+  add_stops(server, provider, 3, "nothing left beats the noise");
+  const std::string dir = scratch("llm_" + provider);
+  const Ran r = run(tune_args(dir, "llm", provider, server), provider_env(provider));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json s = read_json(dir + "/summary.json");
+  EXPECT_EQ(s.at("policy"), "llm");
+  EXPECT_EQ(s.at("stop_reason"), "the LLM stopped: nothing left beats the noise");
+  const json& usage = s.at("policy_usage");
+  const int calls = usage.at("calls").get<int>();
+  EXPECT_GE(calls, 3);
+  EXPECT_EQ(static_cast<int>(server.requests().size()), calls);
+  EXPECT_EQ(usage.at("input_tokens"), 1000 * calls);
+  EXPECT_EQ(usage.at("trials_by_llm"), calls);
+  EXPECT_EQ(usage.at("trials_by_rules"), 0);
+  EXPECT_TRUE(usage.at("fallback").is_null());
+  const json& history = s.at("history");
+  ASSERT_GE(history.size(), 3u);
+  EXPECT_EQ(history[1].at("label"), "recompute true -> false");
+  EXPECT_EQ(history[1].at("rule"), "llm");
+  // The second request carries the first trial's outcome in its state table.
+  EXPECT_NE(server.requests()[1].body.find("recompute true -> false"), std::string::npos);
+  int proposals_with_exchanges = 0;
+  for (const json& e : journal(dir)) {
+    if (e.value("event", "") == "proposal" && e.at("policy").at("llm").at("exchanges").size() >= 2) ++proposals_with_exchanges;
+  }
+  EXPECT_EQ(proposals_with_exchanges, 2);
+  EXPECT_EQ(files_holding(dir, kKey), std::vector<std::string>{});
+  EXPECT_EQ(files_holding(dir, kAwsSecret), std::vector<std::string>{});
+  if (provider == "bedrock") {
+    const std::string auth = server.requests()[0].header("Authorization");
+    EXPECT_EQ(auth.rfind("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 0), 0u) << auth;
+    EXPECT_NE(auth.find("/us-east-1/bedrock/aws4_request"), std::string::npos);
+    EXPECT_NE(server.requests()[0].path.find("anthropic.claude-sonnet-4-20250514-v1%3A0/converse"), std::string::npos);
+  }
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
+TEST_P(TuneLlm, HybridTakesTheRulesTopCandidate) {
+  const std::string provider = GetParam();
+  ScriptedServer server({call(provider, 1, "propose", propose("candidate", 1))});
+  add_stops(server, provider, 2, "done");
+  const std::string dir = scratch("hybrid_" + provider);
+  const Ran r = run(tune_args(dir, "hybrid", provider, server), provider_env(provider));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json s = read_json(dir + "/summary.json");
+  EXPECT_EQ(s.at("policy"), "hybrid");
+  ASSERT_GE(s.at("history").size(), 2u);
+  EXPECT_NE(server.requests()[0].body.find("The rules' ranking"), std::string::npos);
+  EXPECT_EQ(s.at("stop_reason"), "the LLM stopped: done");
+  EXPECT_EQ(s.at("policy_usage").at("trials_by_rules"), 0);
+  // Trial 1 is the rules' best-ranked candidate, as the rules would have proposed it.
+  EXPECT_NE(s.at("history")[1].at("rule").get<std::string>(), "hybrid");
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, TuneLlm, ::testing::Values("openai", "anthropic", "bedrock"));
+
+TEST(TuneLlmFallback, AProviderThatKeepsFailingHandsTheCampaignToTheRules) {
+  std::vector<ScriptedResponse> failing(10, {500, {}, R"({"error":{"message":"The server had an error","type":"server_error"}})"});
+  ScriptedServer server(failing);
+  const std::string dir = scratch("fallback");
+  const Ran r = run(tune_args(dir, "llm", "openai", server) + " --llm-retries 0", provider_env("openai"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json s = read_json(dir + "/summary.json");
+  EXPECT_EQ(server.requests().size(), 3u) << "three trials in a row, then no more calls";
+  const std::string fallback = s.at("policy_usage").at("fallback").get<std::string>();
+  EXPECT_NE(fallback.find("3 trials in a row"), std::string::npos) << fallback;
+  EXPECT_GE(s.at("policy_notes").size(), 3u);
+  EXPECT_EQ(s.at("trials"), 4) << "the rules carried on";
+  bool noted = false;
+  for (const json& e : journal(dir)) noted = noted || e.value("event", "") == "policy_note";
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(files_holding(dir, kKey), std::vector<std::string>{});
+  fs::remove_all(dir);
+}
+
+TEST(TuneLlmFallback, AnLlmPolicyWithoutAModelIsAnInputError) {
+  const Ran r = run("tune " + kScenario + " --policy llm --no-lessons", "");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--llm PROVIDER:MODEL"), std::string::npos) << r.out;
+  const Ran missing_key = run("tune " + kScenario + " --policy llm --llm anthropic:claude-sonnet-4 --no-lessons",
+                              "-u ANTHROPIC_API_KEY");
+  EXPECT_EQ(missing_key.status, 2) << missing_key.out;
+  EXPECT_NE(missing_key.out.find("ANTHROPIC_API_KEY"), std::string::npos) << missing_key.out;
+}
+
+}  // namespace
