@@ -89,6 +89,7 @@ class Campaign {
  private:
   void open_directory();
   void load_inputs();
+  void discard_new_directory();
   void note(const std::string& text);
   bool interrupted() const { return stopped_ || (hooks_.interrupted && hooks_.interrupted()); }
   void progress(const std::string& doing, double elapsed_s = 0);
@@ -122,6 +123,7 @@ class Campaign {
   const TuneHooks& hooks_;
   TuneResult result_;
   std::optional<FileLock> lock_;
+  bool made_directory_ = false;  // this tune created the campaign directory (not --resume, not an existing --out)
   std::unique_ptr<CampaignJournal> journal_;
   std::shared_ptr<spdlog::logger> log_;
   std::optional<LaunchTarget> target_;
@@ -174,6 +176,7 @@ void Campaign::open_directory() {
     throw InputError({result_.dir, 0, 0}, "--out",
                      "this directory holds a campaign already; carry it on with --resume " + result_.dir +
                          " or choose another --out");
+  made_directory_ = !resume && !fs::exists(dir);
   fs::create_directories(dir);
   long holder = 0;
   lock_ = FileLock::try_lock((dir / ".lock").string(), &holder);
@@ -415,6 +418,18 @@ std::optional<RunMeasure> Campaign::finish_run(PlannedRun& p) {
   return m;
 }
 
+// The 95% interval of the mean throughput over every block of a trial's runs.
+static void set_interval(const std::vector<double>& blocks, Observation& o) {
+  if (blocks.size() < 2) return;
+  const double n = static_cast<double>(blocks.size());
+  double mean = 0, var = 0;
+  for (double b : blocks) mean += b / n;
+  for (double b : blocks) var += (b - mean) * (b - mean) / (n - 1);
+  const double half = 1.96 * std::sqrt(var / n);
+  o.tokens_ci95_low = mean - half;
+  o.tokens_ci95_high = mean + half;
+}
+
 std::optional<RunMeasure> Campaign::measure(Trial& t, const std::string& purpose, int steps_factor) {
   std::optional<PlannedRun> p = plan_run(t, purpose, steps_factor, 0);
   if (!p) return std::nullopt;
@@ -439,6 +454,7 @@ void Campaign::absorb(Trial& t, const RunMeasure& m) {
   if (m.step_time_s > 0) t.step_times.push_back(m.step_time_s);
   if (m.peak_reserved_gib) t.peak_reserved_gib = std::max(t.peak_reserved_gib.value_or(0), *m.peak_reserved_gib);
   t.obs.tokens_per_s_per_gpu = median(t.arm.run_means);
+  set_interval(t.arm.blocks, t.obs);
   if (!t.step_times.empty()) t.obs.step_time_s = median(t.step_times);
   t.obs.peak_memory_gib = t.peak_reserved_gib;
   if (!m.loss.empty() && !t.last_diagnosis) {
@@ -957,9 +973,31 @@ void Campaign::search() {
   }
 }
 
+// A request refused before anything was journalled leaves no campaign
+// behind: the directory this tune made goes, or in a directory that was
+// there already the files it put there.
+void Campaign::discard_new_directory() {
+  if (!q_.resume_dir.empty() || !journal_ || !journal_->events().empty()) return;
+  const fs::path dir(result_.dir);
+  log_.reset();
+  journal_.reset();
+  lock_.reset();
+  std::error_code ec;
+  if (made_directory_) {
+    fs::remove_all(dir, ec);
+    return;
+  }
+  for (const char* f : {"journal.jsonl", "campaign.log", ".lock"}) fs::remove(dir / f, ec);
+}
+
 TuneResult Campaign::run() {
   open_directory();
-  load_inputs();
+  try {
+    load_inputs();
+  } catch (const InputError&) {
+    discard_new_directory();
+    throw;
+  }
   if (!baseline()) {
     result_.stop_reason = stopped_ || interrupted() ? "interrupted" : "the budget cannot pay for the baseline";
     result_.interrupted = result_.stop_reason == "interrupted";

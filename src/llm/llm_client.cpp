@@ -1,5 +1,7 @@
 #include "attune/llm/llm_client.h"
 
+#include <sys/resource.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -78,8 +80,16 @@ LlmSettings parse_llm_flag(const std::string& value, const std::string& flag) {
   return s;
 }
 
+// A client holds a key, a token or a secret in memory from here on, and a
+// core file would write it to disk: none is written for the rest of the run.
+void no_core_files() {
+  const rlimit none{0, 0};
+  setrlimit(RLIMIT_CORE, &none);
+}
+
 std::unique_ptr<LlmClient> make_llm_client(const LlmSettings& settings, HttpTransport& transport,
                                            const Environment& environment, Sleeper& sleeper) {
+  no_core_files();
   for (const auto& b : backends())
     if (settings.provider == b.name) return b.make(settings, transport, environment, sleeper);
   throw LlmError(LlmErrorKind::config,

@@ -102,16 +102,22 @@ std::string opt(const std::optional<double>& v, const char* f) {
   return v ? fmt::format(fmt::runtime(f), *v) : "-";
 }
 
+std::string throughput(const Observation& o) {
+  if (!o.tokens_per_s_per_gpu) return "-";
+  if (!o.tokens_ci95_low || !o.tokens_ci95_high) return fmt::format("{:.0f}", *o.tokens_per_s_per_gpu);
+  return fmt::format("{:.0f} ({:.0f}-{:.0f})", *o.tokens_per_s_per_gpu, *o.tokens_ci95_low, *o.tokens_ci95_high);
+}
+
 std::string history_table(const std::vector<Observation>& history) {
   std::string out =
-      "| trial | from | edit | outcome | tokens/s/GPU | step s | peak GiB | GPU-h | failure or reason |\n"
+      "| trial | from | edit | outcome | tokens/s/GPU (95% interval) | step s | peak GiB | GPU-h | failure or reason |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& o : history) {
     std::string why = o.failure.empty() ? o.reason : o.failure + ": " + o.reason;
     if (why.size() > 240) why = why.substr(0, 240) + "...";
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", o.trial, o.parent,
                        o.trial == 0 ? "(the recipe as written)" : o.proposal.label(), to_string(o.outcome),
-                       opt(o.tokens_per_s_per_gpu, "{:.0f}"), opt(o.step_time_s, "{:.3f}"),
+                       throughput(o), opt(o.step_time_s, "{:.3f}"),
                        opt(o.peak_memory_gib, "{:.1f}"), o.gpu_hours, why);
   }
   return out;

@@ -47,6 +47,8 @@ nlohmann::json to_json(const Observation& o) {
           {"reason", o.reason},
           {"failure", o.failure},
           {"tokens_per_s_per_gpu", optional_json(o.tokens_per_s_per_gpu)},
+          {"tokens_ci95", o.tokens_ci95_low && o.tokens_ci95_high ? nlohmann::json{*o.tokens_ci95_low, *o.tokens_ci95_high}
+                                                                   : nlohmann::json(nullptr)},
           {"step_time_s", optional_json(o.step_time_s)},
           {"peak_memory_gib", optional_json(o.peak_memory_gib)},
           {"runs", o.runs},

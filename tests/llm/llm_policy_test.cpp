@@ -7,6 +7,7 @@
 #include "attune/policy/llm_policy.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <nlohmann/json.hpp>
 
@@ -307,6 +308,15 @@ TEST(LlmPolicy, UsageAndTheJournalledExchangesCarryNoSecret) {
   EXPECT_NE(journalled.find("\"propose\""), std::string::npos);
   EXPECT_EQ(journalled.find(kKey), std::string::npos);
   EXPECT_EQ(usage.dump().find(kKey), std::string::npos);
+}
+
+TEST(LlmPolicy, NoCoreFileCanHoldTheKey) {
+  Harness h({});
+  h.policy();
+  rlimit core{};
+  ASSERT_EQ(getrlimit(RLIMIT_CORE, &core), 0);
+  EXPECT_EQ(core.rlim_cur, 0u);
+  EXPECT_EQ(core.rlim_max, 0u);
 }
 
 }  // namespace

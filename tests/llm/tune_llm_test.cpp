@@ -219,14 +219,25 @@ TEST(TuneLlmFallback, AProviderThatKeepsFailingHandsTheCampaignToTheRules) {
   fs::remove_all(dir);
 }
 
-TEST(TuneLlmFallback, AnLlmPolicyWithoutAModelIsAnInputError) {
-  const Ran r = run("tune " + kScenario + " --policy llm --no-lessons", "");
+TEST(TuneLlmFallback, AnLlmPolicyWithoutAModelIsAnInputErrorThatLeavesNoCampaign) {
+  const std::string dir = scratch("refused");
+  const Ran r = run("tune " + kScenario + " --policy llm --no-lessons --out " + dir, "");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--llm PROVIDER:MODEL"), std::string::npos) << r.out;
-  const Ran missing_key = run("tune " + kScenario + " --policy llm --llm anthropic:claude-sonnet-4 --no-lessons",
+  EXPECT_FALSE(fs::exists(dir)) << "a refused request leaves no half-made campaign";
+  const Ran missing_key = run("tune " + kScenario + " --policy llm --llm anthropic:claude-sonnet-4 --no-lessons --out " + dir,
                               "-u ANTHROPIC_API_KEY");
   EXPECT_EQ(missing_key.status, 2) << missing_key.out;
   EXPECT_NE(missing_key.out.find("ANTHROPIC_API_KEY"), std::string::npos) << missing_key.out;
+  EXPECT_FALSE(fs::exists(dir));
+  // In a directory that was there already, only what the tune put there goes.
+  fs::create_directories(dir);
+  std::ofstream(dir + "/mine.txt") << "kept\n";
+  EXPECT_EQ(run("tune " + kScenario + " --cluster nosuch --no-lessons --out " + dir, "").status, 2);
+  EXPECT_TRUE(fs::exists(dir + "/mine.txt"));
+  EXPECT_FALSE(fs::exists(dir + "/journal.jsonl"));
+  EXPECT_FALSE(fs::exists(dir + "/campaign.log"));
+  fs::remove_all(dir);
 }
 
 }  // namespace

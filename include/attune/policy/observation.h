@@ -39,6 +39,8 @@ struct Observation {
   std::string reason;                  // the gate's, the failure's evidence, the acceptance verdict
   std::string failure;                 // diagnoser class ("oom", "hang", ...; "" = none)
   std::optional<double> tokens_per_s_per_gpu;  // median over its runs
+  std::optional<double> tokens_ci95_low;       // 95% interval of the mean over its runs' blocks
+  std::optional<double> tokens_ci95_high;
   std::optional<double> step_time_s;
   std::optional<double> peak_memory_gib;       // reserved, as the log prints it
   std::optional<sim::Workload> workload;       // the trial's recipe as the simulator reads it
