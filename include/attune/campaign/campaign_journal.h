@@ -15,6 +15,8 @@
 //   verdict {trial, runs, verdict}            each acceptance test
 //   demoted {trial, by}                        a re-measurement took a winner back
 //   verification {trial, loss}                 the winner's loss against the baseline's
+//   policy_note {trial, note}                  a policy's word to the user (an LLM falling back to rules)
+//   policy_stop {trial, reason, policy}        the policy ends the search, with what it was based on
 //   finished {summary}
 //
 // Crash tests kill attune right after its Nth record with
