@@ -6,6 +6,8 @@ PACKAGES=(
   libyaml-cpp-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libcurl4-openssl-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
+  python3 python3-optuna python3-xgboost  # the optuna and xgb baselines (tools/tuner_bridge.py)
+  chromium  # the report test renders report.html headless
   clang-14 libclang-rt-14-dev llvm-14  # scripts/fuzz.sh: libFuzzer, llvm-symbolizer
 )
 missing=()

@@ -29,6 +29,7 @@
 #include "attune/policy/candidates.h"
 #include "attune/policy/lessons.h"
 #include "attune/policy/policy.h"
+#include "attune/report/write_reports.h"
 #include "attune/sim/recipe_levers.h"
 #include "attune/sim/scenario_report.h"
 #include "attune/util/error.h"
@@ -90,6 +91,7 @@ class Campaign {
   void open_directory();
   void load_inputs();
   void discard_new_directory();
+  void write_reports();
   void note(const std::string& text);
   bool interrupted() const { return stopped_ || (hooks_.interrupted && hooks_.interrupted()); }
   void progress(const std::string& doing, double elapsed_s = 0);
@@ -938,6 +940,7 @@ void Campaign::finish() {
   const nlohmann::json summary = to_json(result_);
   write_file_atomic((fs::path(result_.dir) / "summary.json").string(), summary.dump(2) + "\n");
   journal_->record({{"event", "finished"}, {"summary", summary}});
+  write_reports();
   note(fmt::format("finished: {}; {:+.1f}% in {:.1f} GPU-hours", result_.stop_reason, 100 * result_.gain, result_.gpu_hours));
 }
 
@@ -970,6 +973,18 @@ void Campaign::search() {
       result_.stop_reason = fmt::format("{} proposals in a row could not run", kMaxIdleProposals);
       break;
     }
+  }
+}
+
+// report.md and report.html from what the campaign wrote. A report that
+// cannot be written is said, and does not undo a finished campaign.
+void Campaign::write_reports() {
+  try {
+    const report::ReportFiles files = report::write_reports(result_.dir);
+    result_.report = files.html;
+    for (const auto& p : files.problems) note("report: " + p);
+  } catch (const InputError& e) {
+    note(std::string("the report could not be written: ") + e.what());
   }
 }
 
@@ -1055,6 +1070,7 @@ nlohmann::json to_json(const TuneResult& r) {
           {"attune_seconds_per_trial", r.attune_seconds_per_trial},
           {"policy_usage", r.policy_usage},
           {"policy_notes", r.policy_notes},
+          {"report", r.report},
           {"history", history}};
 }
 

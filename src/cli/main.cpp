@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   // Every status attune exits with (README.md, "Exit status").
   app.footer(
       "Exit status: 0 success; 1 a negative answer (check: refused; run, sim run, sim job: the run did not "
-      "complete; sim scenarios: a target missed; cluster check: not ready); 2 bad input, named in the message "
+      "complete; sim scenarios: a target missed; cluster check: not ready; replay: an answer differs or input is "
+      "damaged); 2 bad input, named in the message "
       "(a flag, a value, a file: unreadable, not a regular file, a log that is not text or over the size cap; "
       "levers: a recipe that breaks a validity rule; a cluster that refuses the run); 3 internal error (a bug, "
       "or out of memory); 130 tune interrupted by Ctrl-C (summary written; --resume DIR goes on).\n");
@@ -33,6 +34,10 @@ int main(int argc, char** argv) {
   attune::cli::add_run_command(app);
   attune::cli::add_cluster_command(app);
   attune::cli::add_tune_command(app);
+  attune::cli::add_replay_command(app);
+  attune::cli::add_bench_command(app);
+  attune::cli::add_report_command(app);
+  attune::cli::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -13,6 +13,7 @@
 #include "attune/cli/commands.h"
 #include "attune/cli/flag_checks.h"
 #include "attune/cli/interrupt_flag.h"
+#include "attune/cli/llm_flags.h"
 #include "attune/policy/policy.h"
 #include "attune/util/error.h"
 
@@ -27,30 +28,8 @@ struct TuneArgs {
   long long seed = -1;
   bool no_lessons = false;
   bool json = false;
-  std::string llm, llm_base_url, llm_price;
-  long llm_max_tokens = 2'000'000;
-  int llm_retries = 3, llm_rounds = 6;
+  LlmFlags llm;
 };
-
-// --llm and its companions as the LLM policies take them; none without --llm.
-std::optional<policy::LlmPolicySettings> llm_settings(const TuneArgs& a) {
-  if (a.llm.empty()) {
-    if (!a.llm_base_url.empty()) throw InputError({}, "--llm-base-url", "needs --llm PROVIDER:MODEL");
-    return std::nullopt;
-  }
-  try {
-    policy::LlmPolicySettings s;
-    s.client = llm::parse_llm_flag(a.llm);
-    s.client.base_url = a.llm_base_url;
-    s.client.max_attempts = a.llm_retries + 1;
-    s.max_tokens = a.llm_max_tokens;
-    s.rounds_per_trial = a.llm_rounds;
-    if (!a.llm_price.empty()) s.price = llm::parse_price_flag(a.llm_price);
-    return s;
-  } catch (const llm::LlmError& e) {
-    throw InputError({}, "--llm", e.what());
-  }
-}
 
 void print_llm_usage(const campaign::TuneResult& r) {
   const nlohmann::json& u = r.policy_usage;
@@ -116,6 +95,7 @@ void print_summary(const campaign::TuneResult& r) {
   fmt::print("verified    {}\n", r.verification);
   fmt::print("tuned       {}\n", r.best_recipe);
   fmt::print("diff        {}\n", r.best_diff);
+  if (!r.report.empty()) fmt::print("report      {}\n", r.report);
 }
 
 int run_tune_command(TuneArgs& a) {
@@ -124,7 +104,7 @@ int run_tune_command(TuneArgs& a) {
   if (a.seed >= 0) q.seed = static_cast<std::uint64_t>(a.seed);
   q.resume_dir = a.resume;
   q.use_lessons = !a.no_lessons;
-  q.policy_settings.llm = llm_settings(a);
+  q.policy_settings.llm = llm_settings(a.llm);
   if (q.policy_settings.llm && q.policy != "llm" && q.policy != "hybrid")
     throw InputError({}, "--llm", "the model is only asked with --policy llm or --policy hybrid");
   if (q.resume_dir.empty() && q.file.empty()) throw InputError({}, "RECIPE", "name the recipe to tune (or --resume DIR)");
@@ -160,22 +140,7 @@ void add_tune_command(CLI::App& app) {
   std::string names;
   for (const auto& n : policy::policy_names()) names += (names.empty() ? "" : "|") + n;
   cmd->add_option("--policy", args->request.policy, "Who proposes the trials: " + names + " (default rules)");
-  cmd->add_option("--llm", args->llm,
-                  "Model for --policy llm|hybrid: openai:MODEL, anthropic:MODEL or bedrock:MODEL_ID (keys from "
-                  "OPENAI_API_KEY, ANTHROPIC_API_KEY, the AWS variables or ~/.aws/credentials)");
-  cmd->add_option("--llm-base-url", args->llm_base_url,
-                  "The provider's endpoint (an OpenAI-compatible vLLM, SGLang, Ollama or llama.cpp server: "
-                  "http://host:8000/v1; default the provider's, or OPENAI_BASE_URL)");
-  cmd->add_option("--llm-max-tokens", args->llm_max_tokens,
-                  "Input + output tokens the LLM may use over the campaign before the rules take over (default 2000000)")
-      ->check(whole_number(1, LLONG_MAX));
-  cmd->add_option("--llm-retries", args->llm_retries,
-                  "Retries of a transient provider error (429, 5xx, 529, no answer) before the trial goes to the rules (default 3)")
-      ->check(whole_number(0, 10));
-  cmd->add_option("--llm-rounds", args->llm_rounds, "Model turns allowed to reach one valid proposal (default 6)")
-      ->check(whole_number(1, 50));
-  cmd->add_option("--llm-price", args->llm_price,
-                  "US dollars per million input and output tokens, IN,OUT (default: the built-in list price, if any)");
+  add_llm_flags(*cmd, args->llm);
   cmd->add_option("--out", args->request.out_dir, "Campaign directory (default campaigns/<recipe>-<time>)");
   cmd->add_option("--resume", args->resume, "Carry on the campaign in this directory (its inputs are its own)");
   cmd->add_option("--max-trials", args->request.max_trials, "Stop after this many launched trials (default: no limit)")

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "attune/policy/baseline_policies.h"
+#include "attune/policy/bridge_policy.h"
 #include "attune/policy/llm_policy.h"
 #include "attune/policy/rules_policy.h"
 #include "attune/util/error.h"
@@ -37,6 +38,8 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"random", [](const PolicySettings&, const std::string&) { return std::make_unique<RandomPolicy>(); }},
       {"grid", [](const PolicySettings&, const std::string&) { return std::make_unique<GridPolicy>(); }},
       {"planner", [](const PolicySettings&, const std::string&) { return std::make_unique<PlannerPolicy>(); }},
+      {"optuna", [](const PolicySettings&, const std::string& f) { return std::make_unique<BridgePolicy>(BridgeMethod::Tpe, BridgeSettings{}, f); }},
+      {"xgb", [](const PolicySettings&, const std::string& f) { return std::make_unique<BridgePolicy>(BridgeMethod::Xgb, BridgeSettings{}, f); }},
   };
   return r;
 }

@@ -1024,7 +1024,7 @@ TEST_F(CliTest, ParseErrorsArePlainWords) {
 TEST_F(CliTest, UnknownCommandsNameTheCommandsThereAre) {
   expect_plain_error(run("frobnicate"), "frobnicate",
                      "attune: error: unknown command 'frobnicate' (expected one of: levers, recipe, check, diagnose, "
-                     "sim, run, cluster, tune)");
+                     "sim, run, cluster, tune, replay, bench, report, export)");
   expect_plain_error(run(""), "(nothing)", "attune: error: missing command (expected one of: levers, recipe,");
   expect_plain_error(run("sim nosuch"), "sim nosuch",
                      "unknown command 'nosuch' for 'attune sim' (expected one of: predict, run, job, optimum, "

@@ -92,6 +92,7 @@ struct TuneResult {
   double attune_seconds_per_trial = 0;   // attune's own work (policy, gate, journal, diagnosis)
   nlohmann::json policy_usage;           // what the policy consumed (the LLM's calls, tokens, cost); null: nothing
   std::vector<std::string> policy_notes; // what the policy said during the campaign (an LLM falling back to rules)
+  std::string report;                    // report.html (report.md beside it); "" when it could not be written
   bool interrupted = false;
 };
 

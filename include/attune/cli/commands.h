@@ -29,5 +29,9 @@ void add_sim_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_cluster_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace attune::cli

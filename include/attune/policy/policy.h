@@ -5,8 +5,8 @@
 // returns one proposal, or says why nothing is worth trying. Policies are
 // found by name through make_policy (the one registry): `rules` (the built-in
 // expert, skills/rules.yaml over the corrected model), `llm` and `hybrid` (a
-// model reading the skill, llm_policy.h), and the baselines `random`, `grid`
-// and `planner`. A policy keeps no state the campaign cannot rebuild from the
+// model reading the skill, llm_policy.h), and the baselines `random`, `grid`,
+// `planner`, and `optuna` and `xgb` (Python tuners over a bridge, bridge_policy.h). A policy keeps no state the campaign cannot rebuild from the
 // history, so a resumed campaign asks the same questions.
 #pragma once
 
