@@ -143,6 +143,8 @@ BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const s
   t.seed = static_cast<std::uint64_t>(c.seed);
   t.use_lessons = false;
   t.out_dir = b.dir;
+  t.true_optimum_tokens_per_s_per_gpu = c.scenario->optimum_tokens_per_s_per_gpu;  // under the same (default) gate
+  t.durable = false;  // simulated and never resumed: fsyncs would be most of its time
   TuneHooks hooks;
   hooks.interrupted = interrupted;
   const auto start = std::chrono::steady_clock::now();

@@ -1,5 +1,6 @@
 #include "attune/campaign/campaign_journal.h"
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -23,7 +24,8 @@ std::string now_iso() {
 
 }  // namespace
 
-CampaignJournal::CampaignJournal(std::string path) : file_(std::move(path)), events_(file_.read()) {}
+CampaignJournal::CampaignJournal(std::string path, bool durable)
+    : file_(std::move(path), durable), events_(file_.read()) {}
 
 void CampaignJournal::record(nlohmann::json event) {
   event["at"] = now_iso();
@@ -33,7 +35,7 @@ void CampaignJournal::record(nlohmann::json event) {
     const char* v = std::getenv("ATTUNE_TEST_KILL_AFTER_EVENTS");
     return v ? std::strtol(v, nullptr, 10) : 0L;
   }();
-  static long recorded = 0;
+  static std::atomic<long> recorded{0};  // campaigns of a bench record from several threads
   if (kill_after > 0 && ++recorded == kill_after) std::raise(SIGKILL);
 }
 

@@ -29,6 +29,7 @@ cluster::LaunchRequest launch_request_for(const DirectoryRunRequest& q, const ga
   l.attune_binary = current_executable("attune");
   l.truth_file = q.truth_file;
   l.seed = q.seed;
+  l.durable = q.durable;
   return l;
 }
 
@@ -108,7 +109,7 @@ DirectoryRunResult run_in_directory(cluster::Cluster& cluster, const cluster::Cl
                                     const gate::ApprovedRecipe& approved, const DirectoryRunRequest& q,
                                     const DirectoryRunHooks& hooks) {
   DirectoryRunResult r;
-  cluster::RunJournal journal((fs::path(q.run_dir) / "journal.jsonl").string());
+  cluster::RunJournal journal((fs::path(q.run_dir) / "journal.jsonl").string(), q.durable);
   if (!adopt(cluster, journal, approved, def, q, hooks, r))
     submit(cluster, journal, cluster::prepare_launch(approved, def, launch_request_for(q, approved)), def, q.recipe_file, r);
   if (hooks.on_started) hooks.on_started(r);

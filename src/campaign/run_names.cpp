@@ -29,8 +29,10 @@ std::string recipe_stem(const std::string& path) {
 
 std::string stamped_dir(const std::string& root, const std::string& recipe_file) {
   const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);  // std::localtime's buffer is shared by the bench's threads
   char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
   return (fs::path(root) / (recipe_stem(recipe_file) + "-" + stamp)).string();
 }
 

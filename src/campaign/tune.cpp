@@ -93,6 +93,7 @@ class Campaign {
   void discard_new_directory();
   void write_reports();
   void note(const std::string& text);
+  void write_file(const std::string& path, const std::string& text) const { write_file_atomic(path, text, q_.durable); }
   bool interrupted() const { return stopped_ || (hooks_.interrupted && hooks_.interrupted()); }
   void progress(const std::string& doing, double elapsed_s = 0);
   double expected_run_cost(int steps_factor) const;
@@ -185,7 +186,7 @@ void Campaign::open_directory() {
   if (!lock_)
     throw InputError({result_.dir, 0, 0}, resume ? "--resume" : "--out",
                      fmt::format("another attune tune (pid {}) is working in this directory", holder));
-  journal_ = std::make_unique<CampaignJournal>((dir / "journal.jsonl").string());
+  journal_ = std::make_unique<CampaignJournal>((dir / "journal.jsonl").string(), q_.durable);
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "campaign.log").string());
   log_ = std::make_shared<spdlog::logger>("campaign", sink);
   log_->set_pattern("%Y-%m-%dT%H:%M:%S.%e %v");
@@ -301,7 +302,7 @@ void Campaign::load_inputs() {
   if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
   if (events.empty()) {
     journal_->record({{"event", "campaign"}, {"inputs", inputs_json(q_, seed_, *q_.budget_gpu_hours)}});
-    write_file_atomic((fs::path(result_.dir) / "campaign.json").string(),
+    write_file((fs::path(result_.dir) / "campaign.json").string(),
                       inputs_json(q_, seed_, *q_.budget_gpu_hours).dump(2) + "\n");
   }
   result_.policy = q_.policy;
@@ -353,6 +354,7 @@ std::optional<PlannedRun> Campaign::plan_run(Trial& t, const std::string& purpos
   r.seed = cluster::launch_seed(seed_, t.n * 1000L + p.run);
   r.hang_factor = q_.hang_factor;
   r.startup_allowance_s = q_.startup_allowance_s;
+  r.durable = q_.durable;
   if (!launching)
     journal_->record({{"event", "run_launching"}, {"trial", t.n}, {"run", p.run}, {"purpose", purpose}, {"dir", r.run_dir},
                       {"steps_factor", steps_factor}});
@@ -400,7 +402,7 @@ std::optional<RunMeasure> Campaign::finish_run(PlannedRun& p) {
   const DirectoryRunResult& done = p.job.result;
   RunMeasure m = measure_of(done, rule_);
   if (done.diagnosis) {
-    write_file_atomic((fs::path(p.job.request.run_dir) / "diagnosis.json").string(), diagnose::to_json(*done.diagnosis).dump(2) + "\n");
+    write_file((fs::path(p.job.request.run_dir) / "diagnosis.json").string(), diagnose::to_json(*done.diagnosis).dump(2) + "\n");
     t.last_diagnosis = done.diagnosis;
   }
   if (m.interrupted) {
@@ -738,7 +740,7 @@ std::optional<Trial> Campaign::propose_trial(int n) {
       c.approved = gate_->approve(target_->recipe, *edited);
       c.obs.outcome = TrialOutcome::Pending;
       fs::create_directories(c.dir);
-      write_file_atomic((fs::path(c.dir) / "proposal.json").string(), policy::to_json(c.proposal).dump(2) + "\n");
+      write_file((fs::path(c.dir) / "proposal.json").string(), policy::to_json(c.proposal).dump(2) + "\n");
     }
   }
   return c;
@@ -899,12 +901,15 @@ void Campaign::finish() {
   const std::string name = fs::path(target_->recipe.config_path()).filename().string();
   result_.best_recipe = (best_dir / name).string();
   result_.best_diff = (best_dir / (name + ".diff")).string();
-  write_file_atomic(result_.best_recipe, tuned.document().text());
-  write_file_atomic(result_.best_diff, unified_diff(target_->recipe.document().text(), tuned.document().text(),
+  write_file(result_.best_recipe, tuned.document().text());
+  write_file(result_.best_diff, unified_diff(target_->recipe.document().text(), tuned.document().text(),
                                                     "a/" + name, "b/" + name));
   // The score a benchmark gives: only now, and only for the sim cluster.
   if (target_->scenario && (def_.backend == "sim" || def_.payload == "sim")) {
-    const sim::TunedScore s = sim::score_tuned(target_->scenario->dir, tuned, *gate_);
+    const std::string& dir = target_->scenario->dir;
+    const sim::TunedScore s = q_.true_optimum_tokens_per_s_per_gpu
+                                  ? sim::score_tuned(dir, tuned, *gate_, *q_.true_optimum_tokens_per_s_per_gpu)
+                                  : sim::score_tuned(dir, tuned, *gate_);
     result_.true_tokens_per_s_per_gpu = s.tuned;
     result_.true_optimum_tokens_per_s_per_gpu = s.optimum;
   }
@@ -938,7 +943,7 @@ void Campaign::finish() {
   }
   result_.policy_usage = policy_->usage();
   const nlohmann::json summary = to_json(result_);
-  write_file_atomic((fs::path(result_.dir) / "summary.json").string(), summary.dump(2) + "\n");
+  write_file((fs::path(result_.dir) / "summary.json").string(), summary.dump(2) + "\n");
   journal_->record({{"event", "finished"}, {"summary", summary}});
   write_reports();
   note(fmt::format("finished: {}; {:+.1f}% in {:.1f} GPU-hours", result_.stop_reason, 100 * result_.gain, result_.gpu_hours));

@@ -81,7 +81,7 @@ Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinit
   const recipe::LaunchSettings& l = recipe.launch();
   const recipe::Hardware& hw = recipe.hardware();
   const std::string dir = std::filesystem::absolute(q.run_dir).string();
-  const recipe::WrittenRecipe files = recipe::write_recipe_files(recipe, dir);
+  const recipe::WrittenRecipe files = recipe::write_recipe_files(recipe, dir, q.durable);
 
   RunSpec s;
   s.name = q.run_name;
@@ -94,6 +94,7 @@ Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinit
   s.steps = q.steps > 0 ? q.steps : recipe.measure().steps > 0 ? recipe.measure().steps : 50;
   s.expected_step_s = q.expected_step_s > 0 && std::isfinite(q.expected_step_s) ? q.expected_step_s : 0;
   s.noise_seed = q.seed;
+  s.durable = q.durable;
   s.time_limit_s = run_time_limit_s(l.time_limit_s > 0 ? l.time_limit_s : q.default_time_limit_s, q.budget_gpu_hours,
                                     s.nodes, s.gpus_per_node);
   s.partition = l.partition;

@@ -31,7 +31,7 @@ std::string utc_now() {
 
 // ------------------------------------------------------------ RunJournal
 
-RunJournal::RunJournal(std::string path) : file_(std::move(path)) { load(); }
+RunJournal::RunJournal(std::string path, bool durable) : file_(std::move(path), durable) { load(); }
 
 RunJournal::~RunJournal() = default;
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -194,6 +195,48 @@ std::optional<Proposal> spelled(const CandidateSpace& space, const recipe::Recip
 const char* method_flag(BridgeMethod m) { return m == BridgeMethod::Tpe ? "tpe" : "xgb"; }
 const char* method_module(BridgeMethod m) { return m == BridgeMethod::Tpe ? "optuna" : "xgboost"; }
 
+// A started bridge and what it said when it became ready.
+struct IdleBridge {
+  std::unique_ptr<ChildProcess> child;
+  nlohmann::json explain;
+};
+
+// Bridges whose policy has ended, kept running for the next policy of the
+// same interpreter, script and method: importing Optuna takes about a second,
+// and a bench starts a hundred campaigns of each bridge policy. Reuse cannot
+// change an answer: every propose() rebuilds the study from the history and
+// seeds its sampler afresh. Shared by the bench's threads, hence the mutex.
+class BridgePool {
+ public:
+  static BridgePool& instance() {
+    static BridgePool pool;
+    return pool;
+  }
+  std::optional<IdleBridge> take(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    std::vector<IdleBridge>& idle = idle_[key];
+    while (!idle.empty()) {
+      IdleBridge b = std::move(idle.back());
+      idle.pop_back();
+      if (b.child->running()) return b;  // one that died since is dropped
+    }
+    return std::nullopt;
+  }
+  void give(const std::string& key, IdleBridge b) {
+    std::lock_guard lock(mutex_);
+    idle_[key].push_back(std::move(b));
+  }
+  ~BridgePool() {
+    for (auto& [key, idle] : idle_) {
+      for (IdleBridge& b : idle) b.child->close(2);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::vector<IdleBridge>> idle_;
+};
+
 }  // namespace
 
 std::vector<BridgeDimension> bridge_dimensions(const CandidateSpace& space) {
@@ -216,7 +259,7 @@ BridgePolicy::BridgePolicy(BridgeMethod method, BridgeSettings settings, std::st
 }
 
 BridgePolicy::~BridgePolicy() {
-  if (child_) child_->close(2);
+  if (child_ && child_->running()) BridgePool::instance().give(pool_key_, {std::move(child_), explain_});
 }
 
 std::string BridgePolicy::name() const { return method_ == BridgeMethod::Tpe ? "optuna" : "xgb"; }
@@ -237,6 +280,12 @@ void BridgePolicy::start() {
   const std::string dir = !settings_.tools_dir.empty() ? settings_.tools_dir : from_env("ATTUNE_TOOLS_DIR", ATTUNE_TOOLS_DIR);
   if (dir.empty()) fail(fmt::format("where {} is is not known: set ATTUNE_TOOLS_DIR to the tools/ folder of attune's source", kScript));
   const std::string script = (fs::path(dir) / kScript).string();
+  pool_key_ = python + "\n" + script + "\n" + method_flag(method_);
+  if (std::optional<IdleBridge> idle = BridgePool::instance().take(pool_key_)) {
+    child_ = std::move(idle->child);
+    explain_ = {{"method", idle->explain.at("method")}, {"versions", idle->explain.at("versions")}};
+    return;
+  }
   std::error_code ec;
   if (!fs::is_regular_file(script, ec))
     fail(fmt::format("the tuner bridge {} is not there (set ATTUNE_TOOLS_DIR to the folder that holds {})", script, kScript));

@@ -48,15 +48,15 @@ FileEdit edit_recipe_file(const std::string& file, const RecipeOptions& options,
   return e;
 }
 
-WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir) {
+WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir, bool durable) {
   std::filesystem::create_directories(dir);
   const std::filesystem::path source(recipe.config_path());
   const std::string name = source.filename().string();
   WrittenRecipe out;
   out.config = (std::filesystem::path(dir) / name).string();
   out.wrapper = (std::filesystem::path(dir) / (source.stem().string() + ".attune.yaml")).string();
-  write_file_atomic(out.config, recipe.document().text());
-  write_file_atomic(out.wrapper, wrapper_text(recipe, name));
+  write_file_atomic(out.config, recipe.document().text(), durable);
+  write_file_atomic(out.wrapper, wrapper_text(recipe, name), durable);
   return out;
 }
 

@@ -156,16 +156,11 @@ nlohmann::json to_json(const ScenarioReport& r) {
             {"met", t.met}}}};
 }
 
-TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate) {
-  const Scenario s = read_scenario(scenario_dir);
-  const Perturbation truth = s.truth.empty() ? Perturbation{} : read_perturbation(s.truth);
-  const recipe::Recipe original = recipe::Recipe::load(s.recipe);
-  OptimumOptions options;
-  options.prior = options.greedy = false;
-  const Optimum o = find_optimum(original, gate, truth, options);
-  TunedScore out;
-  out.baseline = o.baseline.ok ? o.baseline.tokens_per_s_per_gpu : 0;
-  out.optimum = o.best.prediction.tokens_per_s_per_gpu;
+namespace {
+
+// The tuned recipe's score under the truth, `out`'s baseline and optimum given.
+TunedScore scored(TunedScore out, const recipe::Recipe& original, const recipe::Recipe& tuned, const Perturbation& truth,
+                  const gate::CorrectnessGate& gate) {
   const gate::Verdict v = gate.check(original, tuned);
   if (!v.allowed) {
     for (const auto& r : v.reasons) out.refused += (out.refused.empty() ? "" : "; ") + r.key + ": " + r.message;
@@ -180,6 +175,40 @@ TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tu
   out.oom_risk = p.oom_risk;
   out.score = out.optimum > 0 ? out.tuned * (1 - out.oom_risk) / out.optimum : 0;
   return out;
+}
+
+// What scoring a scenario needs: its truth and its recipe as written.
+struct ScoringInputs {
+  Perturbation truth;
+  recipe::Recipe original;
+};
+
+ScoringInputs scoring_inputs(const std::string& scenario_dir) {
+  const Scenario s = read_scenario(scenario_dir);
+  return {s.truth.empty() ? Perturbation{} : read_perturbation(s.truth), recipe::Recipe::load(s.recipe)};
+}
+
+}  // namespace
+
+TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate) {
+  const ScoringInputs in = scoring_inputs(scenario_dir);
+  OptimumOptions options;
+  options.prior = options.greedy = false;
+  const Optimum o = find_optimum(in.original, gate, in.truth, options);
+  TunedScore out;
+  out.baseline = o.baseline.ok ? o.baseline.tokens_per_s_per_gpu : 0;
+  out.optimum = o.best.prediction.tokens_per_s_per_gpu;
+  return scored(std::move(out), in.original, tuned, in.truth, gate);
+}
+
+TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate,
+                       double known_optimum) {
+  const ScoringInputs in = scoring_inputs(scenario_dir);
+  const Prediction base = predict(workload_from_recipe(in.original), in.truth);  // as find_optimum predicts it
+  TunedScore out;
+  out.baseline = base.ok ? base.tokens_per_s_per_gpu : 0;
+  out.optimum = known_optimum;
+  return scored(std::move(out), in.original, tuned, in.truth, gate);
 }
 
 nlohmann::json to_json(const TunedScore& s) {

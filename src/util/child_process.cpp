@@ -51,38 +51,6 @@ int ms_until(Clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
 }
 
-// Writes what the pipe takes of text[offset..]; a reader that has gone
-// (EPIPE) gives false, its SIGPIPE taken back off this thread instead of
-// killing attune. True with offset advanced otherwise (EAGAIN included).
-bool write_some(int fd, const std::string& text, std::size_t& offset) {
-  sigset_t pipe_set, old_mask, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-  sigemptyset(&pending);
-  sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  bool ok = true;
-  while (offset < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + offset, text.size() - offset);
-    if (n > 0) {
-      offset += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n < 0 && errno == EPIPE && !was_pending) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-      }
-    }
-    ok = false;
-    break;
-  }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  return ok;
-}
-
 std::string seconds_text(double s) { return fmt::format("{:g} s", s); }
 
 }  // namespace
@@ -228,7 +196,7 @@ bool ChildProcess::write_line(std::string_view line, double timeout_s) {
   std::size_t offset = 0;
   const auto deadline = deadline_after(timeout_s);
   while (true) {
-    if (!write_some(in_.get(), text, offset)) {
+    if (!write_to_pipe(in_.get(), text, offset)) {
       in_.reset();
       reap(false);
       describe_exit();

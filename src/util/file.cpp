@@ -54,7 +54,7 @@ std::string write_destination(const std::string& given) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& given, const std::string& content) {
+void write_file_atomic(const std::string& given, const std::string& content, bool durable) {
   const std::string path = write_destination(given);
   std::string tmp = path + ".attune-tmp-XXXXXX";
   int fd = mkstemp(tmp.data());
@@ -75,7 +75,7 @@ void write_file_atomic(const std::string& given, const std::string& content) {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     throw InputError({path, 0, 0}, "", std::string("cannot write file: ") + std::strerror(err));

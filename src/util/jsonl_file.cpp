@@ -26,7 +26,7 @@ bool is_blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std
 
 }  // namespace
 
-JsonlFile::JsonlFile(std::string path) : path_(std::move(path)) {
+JsonlFile::JsonlFile(std::string path, bool durable) : path_(std::move(path)), durable_(durable) {
   if (path_.empty()) throw InputError({}, "", "a JSON Lines file's path is empty");
   const std::filesystem::path p(path_);
   if (p.has_parent_path()) {
@@ -94,7 +94,7 @@ void JsonlFile::open_for_append() {
   const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError({path_, 0, 0}, "", "cannot open for appending: " + errno_text(errno));
   fd_ = fd;
-  if (created) {  // the new file's directory entry must survive a crash too
+  if (created && durable_) {  // the new file's directory entry must survive a crash too
     const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
     const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
@@ -133,7 +133,7 @@ void JsonlFile::append(const json& record) {
     }
     fail("append", err);
   }
-  if (::fsync(fd_) != 0) fail("sync", errno);
+  if (durable_ && ::fsync(fd_) != 0) fail("sync", errno);
 }
 
 }  // namespace attune

@@ -1,8 +1,11 @@
 #include "attune/util/process_parts.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -46,6 +49,35 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   for (auto& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
+}
+
+bool write_to_pipe(int fd, const std::string& text, std::size_t& offset) {
+  sigset_t pipe_set, old_mask, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  bool ok = true;
+  while (offset < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + offset, text.size() - offset);
+    if (n > 0) {
+      offset += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0 && errno == EPIPE && !was_pending) {
+      const timespec zero{0, 0};
+      while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+      }
+    }
+    ok = false;
+    break;
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return ok;
 }
 
 }  // namespace attune

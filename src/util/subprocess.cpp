@@ -57,39 +57,6 @@ void lift_or_throw(Fd& fd) {
 }
 
 
-// Writes what it can of `text` from `offset` to a non-blocking pipe. A reader
-// that has gone (EPIPE) ends the writing; the SIGPIPE that comes with it is
-// taken back off this thread instead of killing attune. Returns false once
-// nothing more should be written.
-bool write_some(int fd, const std::string& text, std::size_t& offset) {
-  sigset_t pipe_set, old_mask, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-  sigemptyset(&pending);
-  sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  bool more = true;
-  while (offset < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + offset, text.size() - offset);
-    if (n > 0) {
-      offset += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n < 0 && errno == EPIPE && !was_pending) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-      }
-    }
-    more = false;  // EPIPE or another error: the child does not want the rest
-    break;
-  }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  return more && offset < text.size();
-}
-
 // Reads what is there; false at end of file (or on an error).
 bool read_some(int fd, std::string& into) {
   char buf[65536];
@@ -250,7 +217,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       if (fds[i].revents == 0) continue;
       Fd* fd = owners[i];
       if (fd == &in_w) {
-        if ((fds[i].revents & (POLLERR | POLLHUP)) || !write_some(in_w.get(), options.stdin_text, in_offset))
+        const bool gone = (fds[i].revents & (POLLERR | POLLHUP)) || !write_to_pipe(in_w.get(), options.stdin_text, in_offset);
+        if (gone || in_offset == options.stdin_text.size())
           in_w.reset();  // all written, or the child stopped reading: EOF for it
         continue;
       }

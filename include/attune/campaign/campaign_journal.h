@@ -36,12 +36,13 @@ namespace attune::campaign {
 class CampaignJournal {
  public:
   // Reads what is there (InputError naming the file and line of a damaged record).
-  explicit CampaignJournal(std::string path);
+  // Not `durable`: events are not fsynced (a campaign nothing will resume).
+  explicit CampaignJournal(std::string path, bool durable = true);
 
   const std::string& path() const { return file_.path(); }
   const std::vector<nlohmann::json>& events() const { return events_; }
 
-  // Appends the event (with "at"), durable when this returns.
+  // Appends the event (with "at"), durable when this returns (if the journal is).
   void record(nlohmann::json event);
 
   // The latest event of this kind for a trial (and run, when run >= 0); nullptr if none.

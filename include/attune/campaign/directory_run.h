@@ -33,6 +33,7 @@ struct DirectoryRunRequest {
   double hang_factor = 10;
   double startup_allowance_s = 900;
   bool to_end = false;                // a real run goes on past the steps to measure
+  bool durable = true;                // false: its journal and files are not fsynced (TuneRequest::durable)
 };
 
 struct DirectoryRunResult {

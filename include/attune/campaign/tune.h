@@ -53,6 +53,13 @@ struct TuneRequest {
   bool use_lessons = true;
   double hang_factor = 10;
   double startup_allowance_s = 900;
+  // The scenario's true optimum under this gate, known already (a bench
+  // scores every campaign against the one it computed): not searched again.
+  std::optional<double> true_optimum_tokens_per_s_per_gpu;
+  // false: the campaign's files are not fsynced and the ones only a resume
+  // reads are not written (a simulated bench campaign, never resumed, whose
+  // crash loses nothing worth keeping).
+  bool durable = true;
 };
 
 struct TrialRecord {

@@ -44,6 +44,7 @@ struct LaunchRequest {
   std::string attune_binary;
   std::string truth_file;
   std::uint64_t seed = 0;           // 0: the backend draws from its own campaign seed (a sim payload: 1)
+  bool durable = true;              // false: the run's files are not fsynced (RunSpec::durable)
 };
 
 class Launch;

@@ -55,6 +55,10 @@ struct RunSpec {
   // resumed after a crash draws what it would have (0 = the backend draws
   // from its campaign seed and its own launch count).
   std::uint64_t noise_seed = 0;
+  // false: an in-process simulated cluster writes the log without fsync and
+  // no status file (which only a restarted attune reads): a run nothing will
+  // re-attach to. Not journalled: a run re-attached to is a durable one.
+  bool durable = true;
 
   // Slurm only ("" = the cluster's default / Slurm's default).
   std::string partition;

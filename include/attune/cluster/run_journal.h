@@ -51,7 +51,8 @@ class RunJournal {
   // Opens (creating its parent directories; the file itself on the first
   // append) and reads the journal at `path`. InputError naming the file and
   // line for a corrupt record, or naming the file when it cannot be read.
-  explicit RunJournal(std::string path);
+  // Not `durable`: appends are not fsynced (JsonlFile).
+  explicit RunJournal(std::string path, bool durable = true);
   ~RunJournal();
   RunJournal(const RunJournal&) = delete;
   RunJournal& operator=(const RunJournal&) = delete;

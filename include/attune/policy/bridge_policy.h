@@ -16,11 +16,13 @@
 // that the recipe cannot spell, is told back (its measured value, or PRUNED)
 // and the library asked again, up to a bound.
 //
-// Where things are found: the interpreter is $ATTUNE_PYTHON, else python3 on
-// PATH; the script is in $ATTUNE_TOOLS_DIR, else the tools/ folder of the
-// source tree attune was built from. A missing interpreter, script or module,
+// Where things are found: the interpreter is $ATTUNE_PYTHON, else Debian's
+// /usr/bin/python3 where it exists, else python3 on PATH; the script is in
+// $ATTUNE_TOOLS_DIR, else the tools/ folder of the source tree attune was
+// built from. A missing interpreter, script or module,
 // and a bridge that dies, times out or answers nonsense, are InputErrors
-// naming the policy's flag and what to do.
+// naming the policy's flag and what to do. A bridge outlives its policy: the
+// next policy of the same method takes it over (the study rebuilt as always).
 #pragma once
 
 #include <memory>
@@ -71,6 +73,7 @@ class BridgePolicy : public Policy {
   BridgeSettings settings_;
   std::string flag_;
   std::unique_ptr<ChildProcess> child_;
+  std::string pool_key_;                     // the interpreter, script and method: which idle bridges can serve
   std::unique_ptr<CandidateSpace> space_;
   std::vector<BridgeDimension> dimensions_;  // what the space lets move, found once
   nlohmann::json explain_;

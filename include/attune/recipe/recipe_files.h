@@ -32,7 +32,7 @@ FileEdit edit_recipe_file(const std::string& file, const RecipeOptions& options,
                           const std::string& value, bool allow_new_key, const std::string& out);
 
 // Writes both files into `dir` (created), each atomically. Throws
-// std::runtime_error when a file cannot be written.
-WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir);
+// std::runtime_error when a file cannot be written. Not `durable`: not fsynced.
+WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir, bool durable = true);
 
 }  // namespace attune::recipe

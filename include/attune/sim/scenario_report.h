@@ -83,6 +83,11 @@ struct TunedScore {
   std::string failure;          // how it fails under the truth ("" = it runs)
 };
 TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate);
+// The same with the scenario's true optimum known already (a bench scores
+// thirty campaigns a scenario: the search under the truth is the costly part,
+// and its answer depends only on the scenario and the gate's options).
+TunedScore score_tuned(const std::string& scenario_dir, const recipe::Recipe& tuned, const gate::CorrectnessGate& gate,
+                       double known_optimum);
 nlohmann::json to_json(const TunedScore& s);
 
 }  // namespace attune::sim

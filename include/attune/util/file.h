@@ -14,8 +14,10 @@ std::string read_file(const std::string& path);
 // Writes `content` to `path` atomically (temp file + fsync + rename). A
 // symlink is written through (its target is replaced, the link kept); what is
 // not a regular file (a device, a pipe, a directory) is refused, never replaced.
-// Throws InputError naming the file when it cannot be written.
-void write_file_atomic(const std::string& path, const std::string& content);
+// Throws InputError naming the file when it cannot be written. Not
+// `durable`: the same without the fsync — readers still never see half a
+// file, but a crash may leave an empty or old one (for files a crash may lose).
+void write_file_atomic(const std::string& path, const std::string& content, bool durable = true);
 
 // The absolute path of the running program (Linux: /proc/self/exe); `fallback`
 // when it cannot be found.

@@ -20,6 +20,10 @@
 // Not thread-safe: one thread uses a JsonlFile at a time (a caller shared by
 // threads holds its own mutex). Different objects on one file need no
 // coordination.
+//
+// A JsonlFile made not `durable` skips the fsyncs: its lines still never
+// interleave or tear while attune runs, but a crash of the machine may lose
+// the last ones (for a journal nothing will resume from).
 #pragma once
 
 #include <optional>
@@ -34,7 +38,7 @@ class JsonlFile {
  public:
   // Creates the parent directories (InputError naming the file when it
   // cannot); the file itself is opened, and created, by the first append().
-  explicit JsonlFile(std::string path);
+  explicit JsonlFile(std::string path, bool durable = true);
   ~JsonlFile();
   JsonlFile(const JsonlFile&) = delete;
   JsonlFile& operator=(const JsonlFile&) = delete;
@@ -65,6 +69,7 @@ class JsonlFile {
   void open_for_append();
 
   std::string path_;
+  bool durable_ = true;
   int fd_ = -1;                         // opened on the first append
   std::optional<long long> repair_at_;  // a torn tail read() found: cut the file here ...
   long long read_size_ = 0;             // ... before the next append, if it is still this size

@@ -41,4 +41,10 @@ std::vector<std::string> environment_with(const std::map<std::string, std::strin
 // A NULL-terminated array pointing into `strings` (which must outlive it).
 std::vector<char*> c_strings(std::vector<std::string>& strings);
 
+// Writes what a non-blocking pipe takes of text[offset..], advancing offset.
+// A reader that has gone (EPIPE, or another error) gives false, its SIGPIPE
+// taken back off this thread instead of killing attune; true otherwise (a
+// full pipe, EAGAIN, included).
+bool write_to_pipe(int fd, const std::string& text, std::size_t& offset);
+
 }  // namespace attune

@@ -99,8 +99,8 @@ RunId SimCluster::submit(const Launch& launch) {
       simulate(w, p, sim::run_options(w, p, truth_, spec.noise_seed ? spec.noise_seed : launch_seed(seed_, n), spec.steps), spec, watchdog_, text);
   std::filesystem::path log(spec.log_path);
   if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
-  write_file_atomic(spec.log_path, text.str());
-  write_file_atomic(status_path(spec), status_json(id, status).dump() + "\n");
+  write_file_atomic(spec.log_path, text.str(), spec.durable);
+  if (spec.durable) write_file_atomic(status_path(spec), status_json(id, status).dump() + "\n");
   runs_[id] = Run{spec, status};
   return RunId{name(), id};
 }
