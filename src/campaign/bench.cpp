@@ -138,7 +138,7 @@ BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const s
   TuneRequest t;
   t.file = c.scenario->dir;
   t.policy = c.policy;
-  t.policy_settings = q.policy_settings;
+  if (policy::policy_asks_llm(t.policy)) t.policy_settings = q.policy_settings;
   t.budget_gpu_hours = q.budget_gpu_hours;
   t.seed = static_cast<std::uint64_t>(c.seed);
   t.use_lessons = false;

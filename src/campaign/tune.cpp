@@ -298,6 +298,8 @@ void Campaign::load_inputs() {
   def_ = cluster::find_cluster(defs, q_.cluster);
   cluster_ = std::make_unique<cluster::SerializedCluster>(cluster::make_cluster(def_, {target_->truth_file, seed_}));
   gate_ = std::make_unique<gate::CorrectnessGate>(q_.gate);
+  if (q_.policy_settings.llm && !policy::policy_asks_llm(q_.policy))
+    throw InputError({}, "--llm", "the model is only asked with --policy llm or --policy hybrid");
   policy_ = policy::make_policy(q_.policy, q_.policy_settings);
   if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
   if (events.empty()) {

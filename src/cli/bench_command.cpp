@@ -15,6 +15,7 @@
 #include "attune/cli/flag_checks.h"
 #include "attune/cli/interrupt_flag.h"
 #include "attune/cli/llm_flags.h"
+#include "attune/cli/status_line.h"
 
 namespace attune::cli {
 
@@ -27,34 +28,11 @@ struct BenchArgs {
   bool json = false;
 };
 
-class ProgressBar {
- public:
-  ProgressBar() : tty_(isatty(fileno(stderr))) {}
-  ~ProgressBar() {
-    if (tty_ && shown_) fmt::print(stderr, "\n");
-  }
-
-  void update(const campaign::BenchProgress& p) {
-    const campaign::BenchCampaign& c = *p.finished;
-    const std::string what = fmt::format("{} on {} seed {}: {:.3f} of the optimum, {:.2f}x, {:.1f} s", c.policy, c.scenario,
-                                         c.seed, c.ratio_to_optimum, c.gain, c.seconds);
-    if (!tty_) {
-      fmt::print(stderr, "bench {}/{} {:.0f} s  {}\n", p.done, p.total, p.elapsed_s, what);
-      return;
-    }
-    constexpr int kWidth = 24;
-    const int filled = p.total > 0 ? kWidth * p.done / p.total : 0;
-    const std::string bar = std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(kWidth - filled), '-');
-    const std::string line = fmt::format("[{}] {}/{} {:.0f} s · {}", bar, p.done, p.total, p.elapsed_s, what);
-    fmt::print(stderr, "\r\x1b[2K{}", line.substr(0, 160));
-    std::fflush(stderr);
-    shown_ = true;
-  }
-
- private:
-  bool tty_;
-  bool shown_ = false;
-};
+std::string progress_text(const campaign::BenchProgress& p) {
+  const campaign::BenchCampaign& c = *p.finished;
+  return fmt::format("{}/{} {:.0f} s · {} on {} seed {}: {:.3f} of the optimum, {:.2f}x, {:.1f} s", p.done, p.total,
+                     p.elapsed_s, c.policy, c.scenario, c.seed, c.ratio_to_optimum, c.gain, c.seconds);
+}
 
 int run_bench_command(BenchArgs& a) {
   campaign::BenchRequest& q = a.request;
@@ -64,10 +42,13 @@ int run_bench_command(BenchArgs& a) {
   InterruptFlag interrupt;
   campaign::BenchResult r;
   {
-    ProgressBar progress;
+    StatusLine status;
     campaign::BenchHooks hooks;
     hooks.interrupted = [&] { return interrupt.raised(); };
-    hooks.on_progress = [&](const campaign::BenchProgress& p) { progress.update(p); };
+    hooks.on_progress = [&](const campaign::BenchProgress& p) {
+      if (status.live()) status.show(bar(p.done, p.total, 24) + " " + progress_text(p));
+      else status.line("bench " + progress_text(p));
+    };
     r = campaign::run_bench(q, hooks);
   }
   if (a.json) print_json(campaign::to_json(r));

@@ -14,6 +14,7 @@
 #include "attune/cli/flag_checks.h"
 #include "attune/cli/interrupt_flag.h"
 #include "attune/cli/llm_flags.h"
+#include "attune/cli/status_line.h"
 #include "attune/policy/policy.h"
 #include "attune/util/error.h"
 
@@ -41,39 +42,11 @@ void print_llm_usage(const campaign::TuneResult& r) {
   if (u["fallback"].is_string()) fmt::print("            fell back to rules: {}\n", u["fallback"].get<std::string>());
 }
 
-std::string bar(double spent, double total, int width = 20) {
-  const int filled = total > 0 ? std::min(width, static_cast<int>(width * spent / total + 0.5)) : 0;
-  return "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '-') + "]";
+std::string progress_text(const campaign::TuneProgress& p) {
+  return fmt::format("{} {:.0f}s · best {:.0f} tokens/s/GPU ({:+.1f}%) · {} {:.1f}/{:.0f} GPU-h", p.doing, p.run_elapsed_s,
+                     p.best_tokens_per_s_per_gpu, 100 * p.gain, bar(p.spent_gpu_hours, p.budget_gpu_hours),
+                     p.spent_gpu_hours, p.budget_gpu_hours);
 }
-
-class StatusLine {
- public:
-  explicit StatusLine(bool quiet) : tty_(!quiet && isatty(fileno(stderr))), quiet_(quiet) {}
-  ~StatusLine() { clear(); }
-
-  void progress(const campaign::TuneProgress& p) {
-    if (!tty_) return;
-    const std::string line = fmt::format("{} {:.0f}s · best {:.0f} tokens/s/GPU ({:+.1f}%) · {} {:.1f}/{:.0f} GPU-h", p.doing,
-                                         p.run_elapsed_s, p.best_tokens_per_s_per_gpu, 100 * p.gain,
-                                         bar(p.spent_gpu_hours, p.budget_gpu_hours), p.spent_gpu_hours, p.budget_gpu_hours);
-    fmt::print(stderr, "\r\x1b[2K{}", line.substr(0, 160));
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  void line(const std::string& text) {
-    if (quiet_) return;
-    clear();
-    fmt::print(stderr, "{}\n", text);
-  }
-
- private:
-  void clear() {
-    if (shown_) fmt::print(stderr, "\r\x1b[2K");
-    shown_ = false;
-  }
-  bool tty_, quiet_;
-  bool shown_ = false;
-};
 
 std::string tokens_text(const std::optional<double>& t) { return t ? fmt::format("{:.0f} tokens/s/GPU", *t) : "-"; }
 
@@ -105,14 +78,12 @@ int run_tune_command(TuneArgs& a) {
   q.resume_dir = a.resume;
   q.use_lessons = !a.no_lessons;
   q.policy_settings.llm = llm_settings(a.llm);
-  if (q.policy_settings.llm && q.policy != "llm" && q.policy != "hybrid")
-    throw InputError({}, "--llm", "the model is only asked with --policy llm or --policy hybrid");
   if (q.resume_dir.empty() && q.file.empty()) throw InputError({}, "RECIPE", "name the recipe to tune (or --resume DIR)");
   InterruptFlag interrupt;
   StatusLine status(a.json);
   campaign::TuneHooks hooks;
   hooks.interrupted = [&] { return interrupt.raised(); };
-  hooks.on_progress = [&](const campaign::TuneProgress& p) { status.progress(p); };
+  hooks.on_progress = [&](const campaign::TuneProgress& p) { status.show(progress_text(p)); };
   hooks.on_note = [&](const std::string& s) { status.line("attune tune: " + s); };
   hooks.on_trial = [&](const campaign::TrialRecord& t) {
     status.line(fmt::format("trial {:>3}  {:<10} {:<40} {}  {}", t.trial, t.outcome, t.label.substr(0, 40),

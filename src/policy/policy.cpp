@@ -34,7 +34,7 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> r = {
       {"rules", [](const PolicySettings&, const std::string&) { return std::make_unique<RulesPolicy>(); }},
       {"llm", [](const PolicySettings& s, const std::string& f) { return make_llm_policy(false, s, f); }},
-      {"hybrid", [](const PolicySettings& s, const std::string& f) { return make_llm_policy(true, s, f); }},
+      {"hybrid", [](const PolicySettings& s, const std::string& f) { return make_llm_policy(true, s, f); }},  // policy_asks_llm names both
       {"random", [](const PolicySettings&, const std::string&) { return std::make_unique<RandomPolicy>(); }},
       {"grid", [](const PolicySettings&, const std::string&) { return std::make_unique<GridPolicy>(); }},
       {"planner", [](const PolicySettings&, const std::string&) { return std::make_unique<PlannerPolicy>(); }},
@@ -54,6 +54,8 @@ const std::vector<std::string>& policy_names() {
   }();
   return names;
 }
+
+bool policy_asks_llm(const std::string& name) { return name == "llm" || name == "hybrid"; }
 
 std::unique_ptr<Policy> make_policy(const std::string& name, const PolicySettings& settings, const std::string& flag) {
   for (const auto& [n, factory] : registry()) {

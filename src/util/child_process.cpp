@@ -30,16 +30,6 @@ constexpr auto kReapAfterKill = std::chrono::seconds(2);
 // having closed its output (its exit status unknown yet).
 constexpr auto kExitAfterEof = std::chrono::milliseconds(500);
 
-[[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
-
-void make_pipe(Fd& read_end, Fd& write_end) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno("ChildProcess: pipe");
-  read_end.reset(fds[0]);
-  write_end.reset(fds[1]);
-  if (!lift_above_stdio(read_end) || !lift_above_stdio(write_end)) throw_errno("ChildProcess: fcntl");
-}
-
 void set_nonblocking(const Fd& fd) { ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK); }
 
 Clock::time_point deadline_after(double seconds) {
@@ -69,10 +59,10 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const ChildOpti
   std::vector<char*> c_envp = c_strings(env);
 
   Fd in_r, out_w, err_w, report_r, report_w;
-  make_pipe(in_r, in_);
-  make_pipe(out_, out_w);
-  make_pipe(err_fd_, err_w);
-  make_pipe(report_r, report_w);
+  make_pipe(in_r, in_, "ChildProcess");
+  make_pipe(out_, out_w, "ChildProcess");
+  make_pipe(err_fd_, err_w, "ChildProcess");
+  make_pipe(report_r, report_w, "ChildProcess");
 
   const pid_t pid = ::fork();
   if (pid < 0) throw_errno("ChildProcess: fork");

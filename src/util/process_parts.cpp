@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <system_error>
 
@@ -27,6 +28,16 @@ bool lift_above_stdio(Fd& fd) {
   if (high < 0) return false;
   fd.reset(high);
   return true;
+}
+
+void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
+
+void make_pipe(Fd& read_end, Fd& write_end, const char* who) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno((std::string(who) + ": pipe").c_str());
+  read_end.reset(fds[0]);
+  write_end.reset(fds[1]);
+  if (!lift_above_stdio(read_end) || !lift_above_stdio(write_end)) throw_errno((std::string(who) + ": fcntl").c_str());
 }
 
 std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {

@@ -42,19 +42,6 @@ constexpr auto kExitCheck = std::chrono::milliseconds(100);
 // How long a child killed at the timeout gets to be reaped.
 constexpr auto kReapAfterKill = std::chrono::seconds(2);
 
-[[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
-
-void make_pipe(Fd& read_end, Fd& write_end) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno("run_process: pipe");
-  read_end.reset(fds[0]);
-  write_end.reset(fds[1]);
-}
-
-// A descriptor moved above stdio, or the reason it could not be.
-void lift_or_throw(Fd& fd) {
-  if (!lift_above_stdio(fd)) throw_errno("run_process: fcntl");
-}
 
 
 // Reads what is there; false at end of file (or on an error).
@@ -94,16 +81,15 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   std::vector<char*> c_envp = c_strings(env);
 
   Fd out_r, out_w, err_r, err_w, in_r, in_w, report_r, report_w;
-  make_pipe(out_r, out_w);
-  make_pipe(err_r, err_w);
-  make_pipe(report_r, report_w);
+  make_pipe(out_r, out_w, "run_process");
+  make_pipe(err_r, err_w, "run_process");
+  make_pipe(report_r, report_w, "run_process");
   if (options.stdin_text.empty()) {
     in_r.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (!in_r.open()) throw_errno("run_process: open /dev/null");
+    if (!in_r.open() || !lift_above_stdio(in_r)) throw_errno("run_process: open /dev/null");
   } else {
-    make_pipe(in_r, in_w);
+    make_pipe(in_r, in_w, "run_process");
   }
-  for (Fd* fd : {&out_r, &out_w, &err_r, &err_w, &in_r, &in_w, &report_r, &report_w}) lift_or_throw(*fd);
 
   const pid_t pid = ::fork();
   if (pid < 0) throw_errno("run_process: fork");

@@ -16,26 +16,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../fixtures/run_command.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const std::string kScenario = std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenarios/llama3-8b-axolotl-nd-parallel-tp2";
 
-struct Ran {
-  int status = 0;
-  std::string out;
-};
+using attune::test::Ran;
 
 Ran run(const std::string& args, const std::string& env = "") {
   const std::string cmd = env + " " + ATTUNE_BINARY + " " + args + " 2>/dev/null";
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int s = pclose(p);
-  r.status = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
-  return r;
+  return attune::test::run_command(cmd);
 }
 
 std::string scratch(const std::string& name) {

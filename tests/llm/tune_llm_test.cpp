@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../fixtures/run_command.h"
+
 #include "llm/scripted_server.h"
 
 namespace {
@@ -30,20 +32,11 @@ const std::string kScenario = std::string(ATTUNE_SOURCE_DIR) + "/recipes/scenari
 constexpr const char* kKey = "sk-e2e-secret-5b2c9d41";
 constexpr const char* kAwsSecret = "e2eAwsSecretKey/K7MDENG/bPxRfiCYEXAMPLEKEY";
 
-struct Ran {
-  int status = 0;
-  std::string out;
-};
+using attune::test::Ran;
 
 Ran run(const std::string& args, const std::string& env) {
   const std::string cmd = "env -u OPENAI_BASE_URL " + env + " " + ATTUNE_BINARY + " " + args + " 2>&1";
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int s = pclose(p);
-  r.status = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
-  return r;
+  return attune::test::run_command(cmd);
 }
 
 std::string scratch(const std::string& name) {

@@ -87,5 +87,7 @@ struct PolicySettings {
 std::unique_ptr<Policy> make_policy(const std::string& name, const PolicySettings& settings = {},
                                     const std::string& flag = "--policy");
 const std::vector<std::string>& policy_names();
+// Whether the policy registered under `name` asks a model (needs --llm).
+bool policy_asks_llm(const std::string& name);
 
 }  // namespace attune::policy

@@ -33,6 +33,11 @@ std::string errno_text(int err);
 // when the descriptor could not be moved (errno says why).
 bool lift_above_stdio(Fd& fd);
 
+[[noreturn]] void throw_errno(const char* what);  // std::system_error from errno
+
+// A close-on-exec pipe, both ends above stdio; std::system_error naming `who`.
+void make_pipe(Fd& read_end, Fd& write_end, const char* who);
+
 // This process's environment with `overrides` added (replacing same-named
 // entries). std::invalid_argument names an override whose name is empty or
 // holds '=' or NUL.
