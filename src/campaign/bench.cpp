@@ -74,7 +74,8 @@ BenchScenario bench_scenario(const std::string& dir) {
   const gate::CorrectnessGate gate{gate::GateOptions{}};
   const sim::TunedScore score = sim::score_tuned(dir, load_launch_target(dir, {}).recipe, gate);
   out.optimum_tokens_per_s_per_gpu = score.optimum;
-  out.baseline_tokens_per_s_per_gpu = score.failure.empty() && score.refused.empty() ? score.tuned : 0;
+  out.baseline_tokens_per_s_per_gpu =
+      score.failure.empty() && score.refused.empty() ? score.tuned * (1 - score.oom_risk) : 0;
   return out;
 }
 
@@ -157,8 +158,9 @@ BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const s
   }
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double optimum = r.true_optimum_tokens_per_s_per_gpu.value_or(c.scenario->optimum_tokens_per_s_per_gpu);
-  const double tuned = r.true_tokens_per_s_per_gpu.value_or(0);
-  b.ratio_to_optimum = optimum > 0 ? tuned / optimum : 0;
+  // Expected throughput: a recipe that OOMs in a share of long runs loses that share.
+  const double tuned = r.true_tokens_per_s_per_gpu.value_or(0) * (1 - r.true_oom_risk.value_or(0));
+  b.ratio_to_optimum = r.true_score.value_or(0);
   if (c.scenario->true_gain()) b.gain = tuned / c.scenario->baseline_tokens_per_s_per_gpu;
   else b.gain = r.baseline_tokens_per_s_per_gpu > 0 ? r.best_tokens_per_s_per_gpu / r.baseline_tokens_per_s_per_gpu : 0;
   b.gpu_hours = r.gpu_hours;
@@ -173,9 +175,37 @@ BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const s
   b.curve.emplace_back(r.gpu_hours, r.best_tokens_per_s_per_gpu);
   for (auto& point : b.curve) point.second = optimum > 0 ? point.second / optimum : 0;
   b.gpuh_to_95pct = gpuh_to_reach(b.curve, b.curve.back().second, kReach);
-  if (!q.keep_runs) fs::remove_all(fs::path(b.dir) / "trials");
   return b;
 }
+
+// Removes every campaign's trials/ once the bench has ended (or failed):
+// removing them as each campaign ends made the next campaigns' file creation
+// the bench's largest cost (a file system without a journal skips recently
+// freed inodes one by one when it allocates).
+class TrialsCleanup {
+ public:
+  TrialsCleanup(const std::string& out_dir, bool keep) : dir_(fs::path(out_dir) / "campaigns"), keep_(keep) {}
+  TrialsCleanup(const TrialsCleanup&) = delete;
+  TrialsCleanup& operator=(const TrialsCleanup&) = delete;
+  ~TrialsCleanup() { remove(); }
+
+  void remove() {
+    if (keep_ || done_) return;
+    done_ = true;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir_, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it.depth() == 2 && it->is_directory(ec)) {  // campaigns/<policy>/<scenario>/seed-N
+        fs::remove_all(it->path() / "trials", ec);
+        it.disable_recursion_pending();
+      }
+    }
+  }
+
+ private:
+  fs::path dir_;
+  bool keep_;
+  bool done_ = false;
+};
 
 std::optional<double> common_budget(const BenchRequest& q, const std::vector<BenchCampaign>& campaigns) {
   if (q.budget_gpu_hours) return q.budget_gpu_hours;
@@ -352,6 +382,7 @@ BenchResult run_bench(const BenchRequest& q, const BenchHooks& hooks) {
     }
   }
   std::vector<std::optional<BenchCampaign>> done(specs.size());
+  TrialsCleanup cleanup(r.out_dir, q.keep_runs);
   std::mutex progress_mutex;
   int finished = 0;
   run_parallel(static_cast<int>(specs.size()), r.jobs, stop, [&](int i) {
@@ -370,6 +401,7 @@ BenchResult run_bench(const BenchRequest& q, const BenchHooks& hooks) {
     if (c && !(r.interrupted && c->stop_reason == "interrupted")) r.campaigns.push_back(std::move(*c));
   }
   r.budget_gpu_hours = common_budget(q, r.campaigns);
+  cleanup.remove();  // part of the bench's time
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fs::create_directories(r.out_dir);
   write_file_atomic((fs::path(r.out_dir) / "bench.json").string(), to_json(r).dump(2) + "\n");

@@ -13,6 +13,7 @@
 #include "attune/cluster/run.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
+#include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
 #include "attune/sim/workload.h"
 #include "attune/util/error.h"
@@ -49,6 +50,7 @@ struct TrialState {
   std::vector<double> recorded_steps;
   std::optional<double> recorded_peak;
   std::string recorded_failure;
+  std::vector<std::string> logs;          // its run logs found today, plain text (what an LLM may read)
   int runs = 0;
   double gpu_hours = 0;
 };
@@ -213,6 +215,8 @@ std::optional<RunMeasure> Replayer::measure_today(TrialState& t, int run, const 
   }
   if (log.size() > 3 && log.compare(log.size() - 3, 3, ".gz") == 0)
     result_.notes.push_back(fmt::format("trial {} run {}: read the gzipped log {}", t.n, run, record_.relative(log)));
+  else
+    t.logs.push_back(log);
   DirectoryRunResult r;
   r.status = status;
   r.gpu_hours = gpu_hours;
@@ -438,6 +442,7 @@ std::vector<RecordedTrial> Replayer::recorded_trials() const {
     r.obs.peak_memory_gib = t.recorded_peak;
     r.obs.runs = t.runs;
     r.obs.gpu_hours = t.gpu_hours;
+    r.logs = t.logs;
     if (t.recipe) {
       try {
         r.obs.workload = sim::workload_from_recipe(*t.recipe);
@@ -462,6 +467,7 @@ void Replayer::what_if() {
   in.budget_gpu_hours = record_.inputs().budget_gpu_hours;
   in.noise_cv = run_to_run_cv(arms);
   in.run_cost_gpu_hours = result_.runs > 0 ? spent_ / result_.runs : 0;
+  in.settings = q_.policy_settings;
   result_.what_if = run_what_if(q_.what_if_policy, in);
 }
 
@@ -484,6 +490,11 @@ ReplayResult Replayer::run() {
 }  // namespace
 
 ReplayResult replay_campaign(const ReplayRequest& request) {
+  // The flags are checked before the record is read: a mistyped model is not
+  // found out after the whole replay.
+  if (request.policy_settings.llm && !policy::policy_asks_llm(request.what_if_policy))
+    throw InputError({}, "--llm", "the model is only asked with --what-if llm or --what-if hybrid");
+  if (!request.what_if_policy.empty()) policy::make_policy(request.what_if_policy, request.policy_settings, "--what-if");
   Replayer r(request);
   return r.run();
 }

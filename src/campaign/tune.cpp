@@ -914,6 +914,8 @@ void Campaign::finish() {
                                   : sim::score_tuned(dir, tuned, *gate_);
     result_.true_tokens_per_s_per_gpu = s.tuned;
     result_.true_optimum_tokens_per_s_per_gpu = s.optimum;
+    result_.true_oom_risk = s.oom_risk;
+    result_.true_score = s.score;
   }
   const int counted = std::max(1, result_.trials);
   result_.attune_seconds_per_trial = attune_seconds_ / counted;
@@ -1059,6 +1061,8 @@ nlohmann::json to_json(const TuneResult& r) {
                          {"changes", r.best_changes}, {"recipe", r.best_recipe}, {"diff", r.best_diff}};
   if (r.true_tokens_per_s_per_gpu) best["true_tokens_per_s_per_gpu"] = *r.true_tokens_per_s_per_gpu;
   if (r.true_optimum_tokens_per_s_per_gpu) best["true_optimum_tokens_per_s_per_gpu"] = *r.true_optimum_tokens_per_s_per_gpu;
+  if (r.true_oom_risk) best["true_oom_risk"] = *r.true_oom_risk;
+  if (r.true_score) best["true_score"] = *r.true_score;
   return {{"dir", r.dir},
           {"policy", r.policy},
           {"cluster", r.cluster},

@@ -38,6 +38,7 @@ policy::ModelCorrection recorded_correction(const WhatIfInput& in, double min_ga
 // How one what-if trial is answered: the record's measurement of the same file, else the corrected model's.
 struct Answer {
   std::string source;
+  int recorded_trial = -1;
   bool ok = false;
   std::string failure;
   std::optional<double> tokens, step_time_s, memory_gib;
@@ -47,7 +48,7 @@ struct Answer {
 class WhatIf {
  public:
   WhatIf(const std::string& policy, const WhatIfInput& in)
-      : in_(in), policy_(policy::make_policy(policy, {}, "--what-if")) {
+      : in_(in), policy_(policy::make_policy(policy, in.settings, "--what-if")) {
     result_.policy = policy;
     threshold_ = min_gain(rule_, in.noise_cv, 2, 2);
     correction_ = recorded_correction(in, threshold_);
@@ -57,6 +58,7 @@ class WhatIf {
 
  private:
   Answer answer(const recipe::Recipe& edited) const;
+  std::vector<std::string> logs_of(int trial) const;
   void one_trial(int n);
   void best_of_record();
 
@@ -69,6 +71,7 @@ class WhatIf {
   std::vector<Observation> history_;
   std::vector<std::optional<recipe::Recipe>> recipes_;   // the what-if's trials' recipes
   std::vector<std::string> sources_, labels_;
+  std::vector<int> answered_by_;   // per what-if trial: the recorded trial whose measurement answered it (-1: none)
   int incumbent_ = 0;
   double spent_ = 0;
   bool stopped_ = false;
@@ -80,6 +83,7 @@ Answer WhatIf::answer(const recipe::Recipe& edited) const {
   for (const RecordedTrial& t : in_.trials) {
     if (!t.recipe || t.obs.runs == 0 || t.recipe->document().text() != text) continue;
     a.source = "measured";
+    a.recorded_trial = t.obs.trial;
     a.ok = t.obs.tokens_per_s_per_gpu.has_value();
     a.failure = t.obs.failure;
     a.tokens = t.obs.tokens_per_s_per_gpu;
@@ -102,6 +106,13 @@ Answer WhatIf::answer(const recipe::Recipe& edited) const {
   return a;
 }
 
+std::vector<std::string> WhatIf::logs_of(int trial) const {
+  if (trial < 0 || trial >= static_cast<int>(answered_by_.size())) return {};
+  const int recorded = answered_by_[static_cast<std::size_t>(trial)];
+  if (recorded < 0 || recorded >= static_cast<int>(in_.trials.size())) return {};
+  return in_.trials[static_cast<std::size_t>(recorded)].logs;
+}
+
 void WhatIf::one_trial(int n) {
   WhatIfTrial row;
   row.trial = n;
@@ -120,8 +131,9 @@ void WhatIf::one_trial(int n) {
   const double left = in_.budget_gpu_hours - spent_;
   policy::PolicyContext ctx{in_.original, inc, incumbent_, history_[static_cast<std::size_t>(incumbent_)].tokens_per_s_per_gpu.value_or(0),
                             threshold_, history_, nullptr, in_.gate, no_lessons, in_.seed, n, left, in_.run_cost_gpu_hours,
-                            [](int) { return std::vector<std::string>{}; }, [](int) { return nlohmann::json(); }};
+                            [this](int t) { return logs_of(t); }, [](int) { return nlohmann::json(); }};
   const policy::PolicyAnswer a = policy_->propose(ctx);
+  for (std::string& note : policy_->take_notes()) result_.policy_notes.push_back(fmt::format("trial {}: {}", n, note));
   if (!a.proposal || left <= 0) {
     stopped_ = true;
     result_.stop_reason = left <= 0 ? "the budget is spent" : a.stop_reason;
@@ -134,6 +146,7 @@ void WhatIf::one_trial(int n) {
   o.proposal = *a.proposal;
   row.label = a.proposal->label();
   std::string why;
+  int answered_by = -1;
   std::optional<recipe::Recipe> edited = policy::apply_proposal(inc, *a.proposal, why);
   if (edited) {
     try {
@@ -154,6 +167,7 @@ void WhatIf::one_trial(int n) {
   } else {
     const Answer ans = answer(*edited);
     row.source = ans.source;
+    answered_by = ans.recorded_trial;
     ++(ans.source == "measured" ? result_.measured : result_.predicted);
     spent_ += ans.gpu_hours;
     o.runs = 1;
@@ -183,6 +197,7 @@ void WhatIf::one_trial(int n) {
   recipes_.push_back(ran ? std::move(edited) : std::nullopt);
   sources_.push_back(row.source);
   labels_.push_back(row.label);
+  answered_by_.push_back(answered_by);
   if (accepted) incumbent_ = n;
   result_.trials.push_back(std::move(row));
 }
@@ -208,8 +223,10 @@ WhatIfResult WhatIf::run() {
   recipes_.emplace_back(in_.original);
   sources_.push_back("measured");
   labels_.push_back("baseline");
+  answered_by_.push_back(0);
   for (int n = 1; n < static_cast<int>(in_.trials.size()); ++n) one_trial(n);
   best_of_record();
+  result_.policy_usage = policy_->usage();
   WhatIfBest& b = result_.what_if;
   b.trial = incumbent_;
   b.tokens = history_[static_cast<std::size_t>(incumbent_)].tokens_per_s_per_gpu;
@@ -242,7 +259,8 @@ nlohmann::json to_json(const WhatIfResult& r) {
   }
   return {{"policy", r.policy},       {"trials", trials},         {"recorded_best", best_json(r.recorded)},
           {"what_if_best", best_json(r.what_if)}, {"stop_reason", r.stop_reason}, {"measured", r.measured},
-          {"predicted", r.predicted}, {"correction", r.correction}};
+          {"predicted", r.predicted}, {"correction", r.correction}, {"policy_usage", r.policy_usage},
+          {"policy_notes", r.policy_notes}};
 }
 
 }  // namespace attune::campaign

@@ -78,7 +78,8 @@ void add_bench_command(CLI::App& app) {
                   "Directory for bench.md, bench.json, bench.svg and campaigns/<policy>/<scenario>/seed-N "
                   "(default campaigns/bench-<time>)");
   cmd->add_flag("--keep-runs", args->request.keep_runs,
-                "Keep each campaign's trials/ (run logs, about 2 MB a campaign); by default only its journal, summary and best/ stay");
+                "Keep each campaign's trials/ (run logs, about 1 MB a campaign); by default they are removed when the "
+                "bench ends and only each campaign's journal, summary, report and best/ stay");
   add_llm_flags(*cmd, args->llm);
   cmd->add_flag("--json", args->json, "Print the result as JSON (as bench.json) instead of the Markdown table");
   cmd->callback([args] { command_status() = run_bench_command(*args); });

@@ -1,5 +1,7 @@
 #include "attune/cli/llm_flags.h"
 
+#include <fmt/format.h>
+
 #include "attune/cli/flag_checks.h"
 #include "attune/util/error.h"
 
@@ -41,6 +43,15 @@ std::optional<policy::LlmPolicySettings> llm_settings(const LlmFlags& f) {
   } catch (const llm::LlmError& e) {
     throw InputError({}, "--llm", e.what());
   }
+}
+
+void print_llm_usage(const nlohmann::json& u) {
+  if (!u.is_object() || !u.contains("calls")) return;
+  const std::string cost = u["cost_usd"].is_number() ? fmt::format("${:.4f}", u["cost_usd"].get<double>()) : "cost unknown";
+  fmt::print("llm         {}:{}: {} calls, {} input + {} output tokens, {}; {} trials proposed by the LLM, {} by the rules\n",
+             u.value("provider", ""), u.value("model", ""), u.value("calls", 0), u.value("input_tokens", 0L),
+             u.value("output_tokens", 0L), cost, u.value("trials_by_llm", 0), u.value("trials_by_rules", 0));
+  if (u["fallback"].is_string()) fmt::print("            fell back to rules: {}\n", u["fallback"].get<std::string>());
 }
 
 }  // namespace attune::cli

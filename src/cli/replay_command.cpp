@@ -9,6 +9,7 @@
 #include "attune/campaign/replay.h"
 #include "attune/cli/commands.h"
 #include "attune/cli/flag_checks.h"
+#include "attune/cli/llm_flags.h"
 #include "attune/policy/policy.h"
 
 namespace attune::cli {
@@ -18,6 +19,7 @@ namespace {
 struct ReplayArgs {
   campaign::ReplayRequest request;
   bool json = false;
+  LlmFlags llm;
 };
 
 std::string where_text(const campaign::ReplayDifference& d) {
@@ -44,6 +46,8 @@ void print_what_if(const campaign::WhatIfResult& w) {
   };
   best("recorded", w.recorded);
   best("what-if", w.what_if);
+  for (const std::string& note : w.policy_notes) fmt::print("note        {}\n", note);
+  print_llm_usage(w.policy_usage);
 }
 
 void print_replay(const campaign::ReplayResult& r) {
@@ -59,7 +63,8 @@ void print_replay(const campaign::ReplayResult& r) {
   if (r.what_if) print_what_if(*r.what_if);
 }
 
-int run_replay(const ReplayArgs& a) {
+int run_replay(ReplayArgs& a) {
+  a.request.policy_settings.llm = llm_settings(a.llm);
   const campaign::ReplayResult r = campaign::replay_campaign(a.request);
   if (a.json) print_json(campaign::to_json(r));
   else print_replay(r);
@@ -84,10 +89,11 @@ void add_replay_command(CLI::App& app) {
                   "predicted); prints both paths trial by trial and both final bests. One of: " +
                       join_names(policy::policy_names()))
       ->check(one_of(policy::policy_names(), "policy"));
+  add_llm_flags(*cmd, args->llm);
   cmd->add_flag("--json", args->json,
                 "Print {dir, original, trials, runs, verdicts, differs, differences: [{kind, trial, run, recorded, today, "
                 "what}], damaged: [{where, what}], notes, what_if?: {policy, trials: [{trial, recorded, what_if}], "
-                "recorded_best, what_if_best, measured, predicted}} as JSON");
+                "recorded_best, what_if_best, measured, predicted, policy_usage, policy_notes}} as JSON");
   cmd->callback([args]() { command_status() = run_replay(*args); });
 }
 

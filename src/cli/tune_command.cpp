@@ -32,16 +32,6 @@ struct TuneArgs {
   LlmFlags llm;
 };
 
-void print_llm_usage(const campaign::TuneResult& r) {
-  const nlohmann::json& u = r.policy_usage;
-  if (!u.is_object() || !u.contains("calls")) return;
-  const std::string cost = u["cost_usd"].is_number() ? fmt::format("${:.4f}", u["cost_usd"].get<double>()) : "cost unknown";
-  fmt::print("llm         {}:{}: {} calls, {} input + {} output tokens, {}; {} trials proposed by the LLM, {} by the rules\n",
-             u.value("provider", ""), u.value("model", ""), u.value("calls", 0), u.value("input_tokens", 0L),
-             u.value("output_tokens", 0L), cost, u.value("trials_by_llm", 0), u.value("trials_by_rules", 0));
-  if (u["fallback"].is_string()) fmt::print("            fell back to rules: {}\n", u["fallback"].get<std::string>());
-}
-
 std::string progress_text(const campaign::TuneProgress& p) {
   return fmt::format("{} {:.0f}s · best {:.0f} tokens/s/GPU ({:+.1f}%) · {} {:.1f}/{:.0f} GPU-h", p.doing, p.run_elapsed_s,
                      p.best_tokens_per_s_per_gpu, 100 * p.gain, bar(p.spent_gpu_hours, p.budget_gpu_hours),
@@ -56,14 +46,12 @@ void print_summary(const campaign::TuneResult& r) {
   fmt::print("best        {:.0f} tokens/s/GPU, {:+.1f}% (trial {})\n", r.best_tokens_per_s_per_gpu, 100 * r.gain, r.best_trial);
   for (const auto& e : r.best_edits) fmt::print("  {:<22} {} -> {}\n", e.lever, e.from.empty() ? "default" : e.from, e.to);
   if (r.true_tokens_per_s_per_gpu)
-    fmt::print("true        {:.0f} tokens/s/GPU of a true optimum of {:.0f} ({:.1f}%)\n", *r.true_tokens_per_s_per_gpu,
-               r.true_optimum_tokens_per_s_per_gpu.value_or(0),
-               r.true_optimum_tokens_per_s_per_gpu && *r.true_optimum_tokens_per_s_per_gpu > 0
-                   ? 100 * *r.true_tokens_per_s_per_gpu / *r.true_optimum_tokens_per_s_per_gpu
-                   : 0.0);
+    fmt::print("true        {:.0f} tokens/s/GPU of a true optimum of {:.0f}: score {:.3f}{}\n", *r.true_tokens_per_s_per_gpu,
+               r.true_optimum_tokens_per_s_per_gpu.value_or(0), r.true_score.value_or(0),
+               r.true_oom_risk.value_or(0) > 0 ? fmt::format(" ({:.0f}% late-OOM risk)", 100 * *r.true_oom_risk) : "");
   fmt::print("spent       {:.1f} of {:.1f} GPU-hours, {} trials, {} launches ({} failed), {} refused by the gate\n",
              r.gpu_hours, r.budget_gpu_hours, r.trials, r.launches, r.failed_launches, r.refused);
-  print_llm_usage(r);
+  print_llm_usage(r.policy_usage);
   fmt::print("stopped     {}\n", r.stop_reason);
   fmt::print("verified    {}\n", r.verification);
   fmt::print("tuned       {}\n", r.best_recipe);

@@ -291,6 +291,11 @@ void BridgePolicy::start() {
     fail(fmt::format("the tuner bridge {} is not there (set ATTUNE_TOOLS_DIR to the folder that holds {})", script, kScript));
   ChildOptions options;
   options.env["PYTHONDONTWRITEBYTECODE"] = "1";  // nothing written into the tools folder
+  // One thread that sleeps when idle: the bridge answers one small question at
+  // a time, and OpenMP's spinning workers (XGBoost's) would take the cores
+  // the campaigns run on.
+  options.env["OMP_NUM_THREADS"] = "1";
+  options.env["OMP_WAIT_POLICY"] = "PASSIVE";
   child_ = std::make_unique<ChildProcess>(std::vector<std::string>{python, script, "--method", method_flag(method_)}, options);
   if (!child_->running() && child_->exit_code() >= 126)
     fail(fmt::format("cannot run the Python interpreter: {} (install python3, or set ATTUNE_PYTHON to one)", child_->error()));

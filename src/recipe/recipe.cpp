@@ -35,6 +35,7 @@ namespace {
 RecipeOptions merge_wrapper(const RecipeOptions& flags, const WrapperFile& w) {
   RecipeOptions o = flags;
   if (o.framework.empty()) o.framework = w.framework;
+  if (o.framework_version.empty()) o.framework_version = w.framework_version;
   if (o.model.empty()) o.model = w.model;
   if (o.hardware.gpu.empty()) o.hardware.gpu = w.hardware.gpu;
   if (o.hardware.nodes == 0) o.hardware.nodes = w.hardware.nodes;

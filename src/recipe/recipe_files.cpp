@@ -13,6 +13,7 @@ namespace {
 std::string wrapper_text(const Recipe& r, const std::string& config_name) {
   YAML::Node w(YAML::NodeType::Map);
   w["framework"] = to_string(r.framework());
+  if (!r.options().framework_version.empty()) w["framework_version"] = r.options().framework_version;
   w["config"] = config_name;
   if (!r.options().model.empty()) w["model"] = r.options().model;  // else the file itself says
   YAML::Node hw(YAML::NodeType::Map);

@@ -66,6 +66,9 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
                          "unknown framework '" + out.framework +
                              "'; expected megatron, automodel, torchtitan, hyperpod, axolotl or bridge");
       }
+    } else if (key == "framework_version") {
+      out.framework_version = yaml_scalar(path, v, key);
+      if (out.framework_version.empty()) throw InputError(yaml_where(path, v), key, "expected the framework's version, e.g. 0.16.4 or 25.04");
     } else if (key == "config") {
       std::filesystem::path cfg = yaml_scalar(path, v, key);
       if (cfg.is_relative()) cfg = std::filesystem::path(path).parent_path() / cfg;
@@ -80,7 +83,7 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
       out.measure = parse_measure_settings(path, v);
     } else {
       throw InputError(yaml_where(path, kv.first), key,
-                       "unknown key; expected framework, config, model, hardware, launch or measure");
+                       "unknown key; expected framework, framework_version, config, model, hardware, launch or measure");
     }
   }
   if (out.config.empty()) throw InputError({path, 1, 1}, "config", "missing: the framework's own recipe file");

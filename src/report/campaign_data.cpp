@@ -343,6 +343,8 @@ void read_recipe_facts(const fs::path& dir, const std::map<int, std::string>& di
     try {
       const recipe::WrapperFile w = recipe::parse_wrapper_file(it->path().string(), read_file(it->path().string()));
       if (!w.framework.empty()) framework = w.framework;
+      d.framework_version = w.framework_version;
+      d.container_image = w.launch.container_image;
       if (!w.model.empty()) d.model = w.model;
       if (!w.hardware.gpu.empty()) d.hardware = w.hardware;
     } catch (const InputError& e) {

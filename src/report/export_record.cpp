@@ -106,7 +106,9 @@ json export_record(const std::string& campaign_dir) {
   json record = {
       {"format", kExportFormat},
       {"attune_version", text_or_null(value_at(d.inputs, "version").is_string() ? d.inputs["version"].get<std::string>() : "")},
-      {"framework", {{"name", text_or_null(d.framework)}, {"version", nullptr}}},
+      {"framework",
+       {{"name", text_or_null(d.framework)}, {"version", text_or_null(d.framework_version)},
+        {"container_image", text_or_null(d.container_image)}}},
       {"model", text_or_null(d.model)},
       {"hardware",
        {{"gpu", text_or_null(d.hardware.gpu)}, {"nodes", positive_or_null(d.hardware.nodes)},

@@ -212,6 +212,46 @@ TEST(TuneLlmFallback, AProviderThatKeepsFailingHandsTheCampaignToTheRules) {
   fs::remove_all(dir);
 }
 
+// `attune replay DIR --what-if llm`: the model is asked against a recorded
+// rules campaign, reads the record's baseline log, and its proposal is
+// answered by the corrected model; what it used is in the result.
+TEST(ReplayWhatIfLlm, TheModelIsAskedAgainstTheRecordAndReadsItsLogs) {
+  const std::string dir = scratch("what_if_record");
+  ASSERT_EQ(run("tune " + kScenario + " --out " + dir + " --seed 3 --no-lessons --max-trials 4 --json", "").status, 0);
+  ScriptedServer server({call("openai", 1, "read_log", {{"trial", 0}, {"pattern", "'loss'"}, {"max_lines", 2}}),
+                         call("openai", 2, "propose", propose("recompute", false))});
+  add_stops(server, "openai", 3, "enough");
+  const Ran r = run("replay " + dir + " --what-if llm --json --llm openai:gpt-4o-mini --llm-base-url " +
+                        base_url("openai", server),
+                    provider_env("openai"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json j = json::parse(r.out);
+  const json& w = j.at("what_if");
+  EXPECT_EQ(w.at("policy"), "llm");
+  EXPECT_EQ(w.at("trials")[0].at("what_if").at("label"), "recompute true -> false");
+  EXPECT_EQ(w.at("trials")[0].at("what_if").at("source"), "predicted");
+  EXPECT_EQ(w.at("stop_reason"), "the LLM stopped: enough");
+  EXPECT_EQ(w.at("policy_usage").at("calls").get<std::size_t>(), server.requests().size());
+  ASSERT_GE(server.requests().size(), 2u);
+  // The read_log answer: the baseline's own first loss line, from the record.
+  std::ifstream log(dir + "/trials/0000-baseline/run-1/run.log");
+  std::string line, first_loss;
+  while (first_loss.empty() && std::getline(log, line)) {
+    if (line.find("'loss'") != std::string::npos) first_loss = line.substr(0, 40);
+  }
+  ASSERT_FALSE(first_loss.empty());
+  EXPECT_NE(server.requests()[1].body.find(first_loss), std::string::npos) << server.requests()[1].body.substr(0, 2000);
+  EXPECT_EQ(files_holding(dir, kKey), std::vector<std::string>{});
+
+  const Ran stray = run("replay " + dir + " --what-if rules --llm openai:gpt-4o-mini", provider_env("openai"));
+  EXPECT_EQ(stray.status, 2) << stray.out;
+  EXPECT_NE(stray.out.find("--what-if llm"), std::string::npos) << stray.out;
+  const Ran no_model = run("replay " + dir + " --what-if hybrid", "");
+  EXPECT_EQ(no_model.status, 2) << no_model.out;
+  EXPECT_NE(no_model.out.find("--llm"), std::string::npos) << no_model.out;
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
 TEST(TuneLlmFallback, AnLlmPolicyWithoutAModelIsAnInputErrorThatLeavesNoCampaign) {
   const std::string dir = scratch("refused");
   const Ran r = run("tune " + kScenario + " --policy llm --no-lessons --out " + dir, "");

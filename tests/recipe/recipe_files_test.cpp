@@ -299,6 +299,25 @@ TEST_F(RecipeFilesTest, FrameworkForcedByFlagIsWrittenDown) {
   expect_loads_back(r, w);
 }
 
+// A declared framework version is carried as written ("25.04" stays text)
+// into every wrapper attune writes; an empty one is refused, naming the key.
+TEST_F(RecipeFilesTest, TheDeclaredFrameworkVersionIsCarriedAsWritten) {
+  write("titan.toml", kTitanToml);
+  const std::string wrapper = write("titan.attune.yaml", "framework: torchtitan\nframework_version: 25.10\nconfig: titan.toml\n");
+  const Recipe r = Recipe::load(wrapper);
+  EXPECT_EQ(r.options().framework_version, "25.10");
+  const WrittenRecipe w = write_recipe_files(r, (dir_ / "out").string());
+  EXPECT_EQ(parse_wrapper_file(w.wrapper, read(w.wrapper)).framework_version, "25.10") << read(w.wrapper);
+  EXPECT_TRUE(Recipe::load(write("plain.toml", kTitanToml)).options().framework_version.empty());
+  try {
+    parse_wrapper_file("bad.attune.yaml", "framework: torchtitan\nframework_version: \"\"\nconfig: titan.toml\n");
+    ADD_FAILURE() << "an empty version was taken";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "framework_version");
+    EXPECT_EQ(e.where().line, 2);
+  }
+}
+
 TEST_F(RecipeFilesTest, WritingAgainReplacesBothFiles) {
   write("train.sh", kMegatronScript);
   Recipe r = Recipe::load(write("train.attune.yaml", kMegatronWrapper));

@@ -32,6 +32,7 @@ TEST(ExportRecordTest, MatchesTheSchema) {
   EXPECT_TRUE(errors.empty()) << joined(errors);
   EXPECT_EQ(r["framework"]["name"], "axolotl");
   EXPECT_TRUE(r["framework"]["version"].is_null());
+  EXPECT_TRUE(r["framework"]["container_image"].is_null());
   EXPECT_EQ(r["hardware"]["gpus_per_node"], 8);
   EXPECT_EQ(r["recipe"]["original"], "tensor_parallel_size: 2\nmicro_batch_size: 1\n");
   EXPECT_EQ(r["recipe"]["tuned"], "tensor_parallel_size: 1\nmicro_batch_size: 1\n");
@@ -41,6 +42,20 @@ TEST(ExportRecordTest, MatchesTheSchema) {
   EXPECT_TRUE(r["loss_parity"]["verified"].get<bool>());
   EXPECT_EQ(r["loss_parity"]["event"]["event"], "verification");
   EXPECT_DOUBLE_EQ(r["gpu_hours"].get<double>(), 6);
+}
+
+// The version and image are what the baseline's wrapper as launched declares.
+TEST(ExportRecordTest, TheFrameworkVersionAndImageAreTheWrappersOwn) {
+  test::ScratchDir scratch("report_export");
+  test::write_campaign_fixture(scratch.path());
+  test::write_text(scratch.path() / "trials/0000-baseline/run-1/train.attune.yaml",
+                   "framework: axolotl\nframework_version: 0.9.2\nconfig: train.yaml\nmodel: llama3-8b\n"
+                   "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"
+                   "launch: {container: {image: \"axolotlai/axolotl:0.9.2\"}}\n");
+  const nlohmann::json r = export_record(scratch.path().string());
+  EXPECT_TRUE(schema().errors(r).empty()) << joined(schema().errors(r));
+  EXPECT_EQ(r["framework"]["version"], "0.9.2");
+  EXPECT_EQ(r["framework"]["container_image"], "axolotlai/axolotl:0.9.2");
 }
 
 TEST(ExportRecordTest, HashesEveryLogOfTheBaselineAndTheBestTrial) {

@@ -155,5 +155,21 @@ TEST(ScenarioScore, TheOptimumScoresOneTheBaselineItsShareAndARefusalZero) {
   EXPECT_FALSE(refused.refused.empty());
 }
 
+// The nominal model's optimum here keeps FSDP units gathered and sits near
+// the memory limit: under the truth it out-runs the true optimum, which counts
+// only settings that never OOM, and fails a share of long runs.
+TEST(ScenarioScore, ARecipeThatMayOomLateLosesThatShare) {
+  const std::string dir = root() + "/gpt-oss-120b-automodel-nvl72-ep-on-h200";
+  const gate::CorrectnessGate gate;
+  const Scenario s = read_scenario(dir);
+  const recipe::Recipe original = recipe::Recipe::load(s.recipe);
+  const Optimum o = find_optimum(original, gate, read_perturbation(s.truth));
+  ASSERT_TRUE(o.prior && o.prior->recipe);
+  const TunedScore t = score_tuned(dir, *o.prior->recipe, gate);
+  ASSERT_GT(t.oom_risk, 0);
+  EXPECT_NEAR(t.score, t.tuned * (1 - t.oom_risk) / t.optimum, 1e-9);
+  EXPECT_LT(t.score, 1);
+}
+
 }  // namespace
 }  // namespace attune::sim

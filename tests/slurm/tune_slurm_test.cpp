@@ -1,5 +1,6 @@
 // `attune tune` on the mock Slurm cluster (label slurm): a campaign of five
-// trials completes in under three minutes; one killed while a job is in
+// trials completes in under three minutes, and `attune replay` finds nothing
+// that differs in it (nor in a copy of it); one killed while a job is in
 // flight, resumed, re-attaches to that job instead of submitting it again;
 // with --parallel the candidates' jobs run at once.
 #include <gtest/gtest.h>
@@ -76,6 +77,13 @@ TEST_F(TuneSlurmTest, FiveTrialsOnTheMockClusterInUnderThreeMinutes) {
   EXPECT_GT(j["gain"].get<double>(), 0);
   EXPECT_EQ(j["cluster"], "mock");
   EXPECT_LT(s, 180) << "the campaign took " << s << " s";
+  // Replayed with today's code, in place and as a copy moved elsewhere: the
+  // job logs, specs and recipe files the Slurm runs left say what the journal says.
+  EXPECT_EQ(attune({"replay", dir_}), 0) << "replay found a difference or damaged input in " << dir_;
+  const std::string copy = fs::path(dir_).parent_path() / "copied";
+  fs::copy(dir_, copy, fs::copy_options::recursive);
+  EXPECT_EQ(attune({"replay", copy, "--what-if", "planner"}), 0);
+  EXPECT_EQ(attune({"export", copy, "--out", copy + "/export.json"}), 0);
 }
 
 TEST_F(TuneSlurmTest, KilledWithAJobInFlightTheResumeReattachesToIt) {

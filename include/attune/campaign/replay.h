@@ -33,6 +33,7 @@ namespace attune::campaign {
 struct ReplayRequest {
   std::string dir;
   std::string what_if_policy;        // "" = none; else a policy::make_policy name
+  policy::PolicySettings policy_settings;  // for --what-if llm|hybrid: the model and its limits
   double tolerance = 0.01;           // relative: a step time or throughput within it is the same
 };
 

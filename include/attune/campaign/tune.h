@@ -95,6 +95,12 @@ struct TuneResult {
   std::string best_recipe, best_diff; // paths under best/
   std::optional<double> true_tokens_per_s_per_gpu;  // sim cluster + scenario, after the campaign
   std::optional<double> true_optimum_tokens_per_s_per_gpu;
+  // The benchmark's score of the final recipe: its true throughput x (1 -
+  // its late-OOM risk) / the true optimum (0 when it fails or is refused).
+  // A recipe near the memory limit can out-run the optimum, which only counts
+  // settings that never OOM, and still fail a share of long runs.
+  std::optional<double> true_oom_risk;
+  std::optional<double> true_score;
   std::vector<TrialRecord> history;
   double attune_seconds_per_trial = 0;   // attune's own work (policy, gate, journal, diagnosis)
   nlohmann::json policy_usage;           // what the policy consumed (the LLM's calls, tokens, cost); null: nothing
@@ -124,7 +130,7 @@ struct TuneHooks {
 TuneResult run_tune(const TuneRequest& request, const TuneHooks& hooks = {});
 
 // {"baseline": {"tokens_per_s_per_gpu"}, "best": {"tokens_per_s_per_gpu", "edits": [{lever, from, to}],
-// "true_tokens_per_s_per_gpu"?}, "gain", "gpu_hours", "trials", "failed_launches", "refused",
+// "true_tokens_per_s_per_gpu"?, "true_optimum_tokens_per_s_per_gpu"?, "true_oom_risk"?, "true_score"?}, "gain", "gpu_hours", "trials", "failed_launches", "refused",
 // "stop_reason", ...}
 nlohmann::json to_json(const TuneResult& r);
 

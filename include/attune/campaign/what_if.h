@@ -19,6 +19,7 @@
 
 #include "attune/gate/correctness_gate.h"
 #include "attune/policy/observation.h"
+#include "attune/policy/policy.h"
 #include "attune/recipe/recipe.h"
 
 namespace attune::campaign {
@@ -28,6 +29,7 @@ struct RecordedTrial {
   std::string label;                      // "baseline", "tp 2 -> 1, recompute full -> none"
   std::optional<recipe::Recipe> recipe;   // rebuilt today; none when it cannot be
   policy::Observation obs;                // the recorded outcome and measurements
+  std::vector<std::string> logs;          // its run logs found today (plain text), for an LLM's read_log
 };
 
 struct WhatIfInput {
@@ -39,6 +41,7 @@ struct WhatIfInput {
   double budget_gpu_hours = 0;
   double noise_cv = 0.005;                   // the record's pooled run-to-run CV
   double run_cost_gpu_hours = 0;             // a screening run's cost, on average
+  policy::PolicySettings settings{};         // the llm and hybrid policies' model and limits (--llm ...)
 };
 
 struct WhatIfTrial {
@@ -64,9 +67,13 @@ struct WhatIfResult {
   std::string stop_reason;                   // why the what-if ended early ("" when it ran every trial)
   int predicted = 0, measured = 0;
   nlohmann::json correction;                 // the fitted ModelCorrection
+  nlohmann::json policy_usage;               // what the policy consumed (an LLM's calls, tokens, cost); null: nothing
+  std::vector<std::string> policy_notes;     // what it said on the way (an LLM falling back to the rules)
 };
 
-// InputError (naming --what-if) for an unknown policy or one that needs settings replay does not have.
+// InputError (naming --what-if) for an unknown policy, or an LLM policy
+// without in.settings.llm. The llm and hybrid policies may read a trial's logs
+// where the record measured its recipe; a predicted trial has none.
 WhatIfResult run_what_if(const std::string& policy, const WhatIfInput& in);
 
 nlohmann::json to_json(const WhatIfResult& r);

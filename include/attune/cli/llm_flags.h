@@ -7,6 +7,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "attune/policy/policy.h"
 
@@ -23,5 +24,10 @@ void add_llm_flags(CLI::App& cmd, LlmFlags& flags);
 // The settings the flags give; none without --llm. InputError naming --llm
 // for a malformed model or price, or --llm-base-url without --llm.
 std::optional<policy::LlmPolicySettings> llm_settings(const LlmFlags& flags);
+
+// The "llm" line of a summary: provider, model, calls, tokens, cost, who
+// proposed how many trials, and a fallback; nothing when `usage` (a policy's
+// usage()) is not an LLM's.
+void print_llm_usage(const nlohmann::json& usage);
 
 }  // namespace attune::cli

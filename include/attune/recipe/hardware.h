@@ -19,6 +19,7 @@ struct Hardware {
 // --gpus-per-node (or the same fields of the attune wrapper file).
 struct RecipeOptions {
   std::string framework;
+  std::string framework_version;  // the wrapper's `framework_version` ("" = not said): recorded, never interpreted
   std::string model;
   Hardware hardware;
 };

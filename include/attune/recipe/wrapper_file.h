@@ -13,6 +13,7 @@ namespace attune::recipe {
 struct WrapperFile {
   std::string path;         // the wrapper file itself
   std::string framework;    // "" = detect from the config
+  std::string framework_version;  // as the user declares it ("" = not said); attune reads no version itself
   std::string config;       // the framework file, resolved relative to the wrapper
   std::string model;        // preset name ("" = from the config)
   Hardware hardware;

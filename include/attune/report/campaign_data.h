@@ -72,6 +72,8 @@ struct CampaignData {
   double gpu_hours = 0;                  // every finished run's charge
   std::optional<double> gpu_memory_gib;  // what one GPU can hold (the diagnosis, else the GPU catalog)
   std::string framework, model;          // "" unknown
+  std::string framework_version;         // the baseline wrapper's `framework_version` ("" = not said)
+  std::string container_image;           // the baseline wrapper's launch.container.image ("" = none)
   recipe::Hardware hardware;
   std::vector<BestFile> best_diffs;      // best/*.diff
   std::vector<BestFile> best_files;      // best/<tuned recipe>
