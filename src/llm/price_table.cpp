@@ -15,27 +15,28 @@ struct PriceEntry {
   TokenPrice price;
 };
 
-// List prices in US dollars per million tokens (input, output).
+// List prices in US dollars per million tokens (input, output), and the
+// prompt cache's write and read prices as multiples of the input price.
 const std::vector<PriceEntry>& table() {
   static const std::vector<PriceEntry> t = {
-      {"openai", "gpt-4o-mini", {0.15, 0.60}},
-      {"openai", "gpt-4o", {2.50, 10.00}},
-      {"openai", "gpt-4.1-mini", {0.40, 1.60}},
-      {"openai", "gpt-4.1-nano", {0.10, 0.40}},
-      {"openai", "gpt-4.1", {2.00, 8.00}},
-      {"openai", "o4-mini", {1.10, 4.40}},
-      {"openai", "o3", {2.00, 8.00}},
-      {"anthropic", "claude-3-5-haiku", {0.80, 4.00}},
-      {"anthropic", "claude-3-5-sonnet", {3.00, 15.00}},
-      {"anthropic", "claude-3-7-sonnet", {3.00, 15.00}},
-      {"anthropic", "claude-sonnet-4", {3.00, 15.00}},
-      {"anthropic", "claude-opus-4", {15.00, 75.00}},
-      {"anthropic", "claude-haiku-4", {1.00, 5.00}},
-      {"bedrock", "anthropic.claude-3-5-haiku", {0.80, 4.00}},
-      {"bedrock", "anthropic.claude-3-5-sonnet", {3.00, 15.00}},
-      {"bedrock", "anthropic.claude-3-7-sonnet", {3.00, 15.00}},
-      {"bedrock", "anthropic.claude-sonnet-4", {3.00, 15.00}},
-      {"bedrock", "anthropic.claude-opus-4", {15.00, 75.00}},
+      {"openai", "gpt-4o-mini", {0.15, 0.60, 1, 0.5}},
+      {"openai", "gpt-4o", {2.50, 10.00, 1, 0.5}},
+      {"openai", "gpt-4.1-mini", {0.40, 1.60, 1, 0.25}},
+      {"openai", "gpt-4.1-nano", {0.10, 0.40, 1, 0.25}},
+      {"openai", "gpt-4.1", {2.00, 8.00, 1, 0.25}},
+      {"openai", "o4-mini", {1.10, 4.40, 1, 0.25}},
+      {"openai", "o3", {2.00, 8.00, 1, 0.25}},
+      {"anthropic", "claude-3-5-haiku", {0.80, 4.00, 1.25, 0.1}},
+      {"anthropic", "claude-3-5-sonnet", {3.00, 15.00, 1.25, 0.1}},
+      {"anthropic", "claude-3-7-sonnet", {3.00, 15.00, 1.25, 0.1}},
+      {"anthropic", "claude-sonnet-4", {3.00, 15.00, 1.25, 0.1}},
+      {"anthropic", "claude-opus-4", {15.00, 75.00, 1.25, 0.1}},
+      {"anthropic", "claude-haiku-4", {1.00, 5.00, 1.25, 0.1}},
+      {"bedrock", "anthropic.claude-3-5-haiku", {0.80, 4.00, 1.25, 0.1}},
+      {"bedrock", "anthropic.claude-3-5-sonnet", {3.00, 15.00, 1.25, 0.1}},
+      {"bedrock", "anthropic.claude-3-7-sonnet", {3.00, 15.00, 1.25, 0.1}},
+      {"bedrock", "anthropic.claude-sonnet-4", {3.00, 15.00, 1.25, 0.1}},
+      {"bedrock", "anthropic.claude-opus-4", {15.00, 75.00, 1.25, 0.1}},
       {"bedrock", "amazon.nova-pro", {0.80, 3.20}},
       {"bedrock", "amazon.nova-lite", {0.06, 0.24}},
       {"bedrock", "meta.llama3-1-70b", {0.72, 0.72}},
@@ -94,8 +95,10 @@ TokenPrice parse_price_flag(const std::string& text, const std::string& flag) {
 }
 
 double cost_usd(const TokenPrice& price, const Usage& usage) {
-  return (price.input_per_mtok * static_cast<double>(usage.input_tokens) +
-          price.output_per_mtok * static_cast<double>(usage.output_tokens)) / 1e6;
+  const double uncached = static_cast<double>(usage.input_tokens - usage.cache_write_tokens - usage.cache_read_tokens);
+  const double input = uncached + price.cache_write_factor * static_cast<double>(usage.cache_write_tokens) +
+                       price.cache_read_factor * static_cast<double>(usage.cache_read_tokens);
+  return (price.input_per_mtok * input + price.output_per_mtok * static_cast<double>(usage.output_tokens)) / 1e6;
 }
 
 }  // namespace attune::llm

@@ -43,7 +43,8 @@ json calls_json(const std::vector<llm::ToolCall>& calls) {
 json reply_json(const llm::ChatReply& r) {
   return {{"assistant", {{"text", r.message.text}, {"tool_calls", calls_json(r.message.tool_calls)}}},
           {"stop", r.stop_text},
-          {"usage", {{"input_tokens", r.usage.input_tokens}, {"output_tokens", r.usage.output_tokens}}},
+          {"usage", {{"input_tokens", r.usage.input_tokens}, {"output_tokens", r.usage.output_tokens},
+                     {"cache_write_tokens", r.usage.cache_write_tokens}, {"cache_read_tokens", r.usage.cache_read_tokens}}},
           {"request_id", r.request_id}};
 }
 
@@ -197,6 +198,8 @@ void LlmPolicy::fall_back(const std::string& why) {
 void LlmPolicy::count(const llm::ChatReply& reply) {
   usage_.input_tokens += reply.usage.input_tokens;
   usage_.output_tokens += reply.usage.output_tokens;
+  usage_.cache_write_tokens += reply.usage.cache_write_tokens;
+  usage_.cache_read_tokens += reply.usage.cache_read_tokens;
   ++calls_;
 }
 
@@ -212,6 +215,8 @@ json LlmPolicy::usage() const {
             {"calls", calls_},
             {"input_tokens", usage_.input_tokens},
             {"output_tokens", usage_.output_tokens},
+            {"cache_write_tokens", usage_.cache_write_tokens},
+            {"cache_read_tokens", usage_.cache_read_tokens},
             {"trials_by_llm", llm_trials_},
             {"trials_by_rules", rules_trials_},
             {"cost_usd", price_ ? json(llm::cost_usd(*price_, usage_)) : json(nullptr)},

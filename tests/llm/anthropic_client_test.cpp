@@ -41,8 +41,8 @@ const char* const kToolUseReply = R"({
   ],
   "stop_reason": "tool_use",
   "stop_sequence": null,
-  "usage": {"input_tokens": 812, "output_tokens": 61,
-            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+  "usage": {"input_tokens": 12, "output_tokens": 61,
+            "cache_creation_input_tokens": 100, "cache_read_input_tokens": 700}
 })";
 
 const char* const kProposeSchema = R"({
@@ -119,7 +119,9 @@ TEST(AnthropicClient, SendsMessagesRequest) {
   const json body = h.sent(0);
   EXPECT_EQ(body["model"], kModel);
   EXPECT_EQ(body["max_tokens"], 1024);
-  EXPECT_EQ(body["system"], "You tune LLM training throughput. One lever per proposal.");
+  // One text block, the cache breakpoint after it (tools and system are the cached prefix).
+  EXPECT_EQ(body["system"], json::parse(R"([{"type": "text", "text": "You tune LLM training throughput. One lever per proposal.",
+    "cache_control": {"type": "ephemeral"}}])"));
   EXPECT_EQ(body["messages"], json::parse(R"([{"role": "user", "content": [
     {"type": "text", "text": "Diagnosis: step 1.92 s, 31 GiB headroom, exposed DP comm 9 %."}]}])"));
   EXPECT_EQ(body["tools"], json::parse(std::string(R"([{"name": "propose",
@@ -157,7 +159,9 @@ TEST(AnthropicClient, ParsesToolUseReply) {
   EXPECT_EQ(call.parse_error, "");
   EXPECT_EQ(reply.stop, StopReason::tool_use);
   EXPECT_EQ(reply.stop_text, "tool_use");
-  EXPECT_EQ(reply.usage.input_tokens, 812);
+  EXPECT_EQ(reply.usage.input_tokens, 812);  // the uncached 12, the 100 written to the cache and the 700 read from it
+  EXPECT_EQ(reply.usage.cache_write_tokens, 100);
+  EXPECT_EQ(reply.usage.cache_read_tokens, 700);
   EXPECT_EQ(reply.usage.output_tokens, 61);
   EXPECT_EQ(reply.request_id, "req_011CZ8a3");
   EXPECT_EQ(reply.message.raw, json::parse(kToolUseReply));

@@ -49,7 +49,10 @@ const char* const kToolCallReply = R"({
     "logprobs": null,
     "finish_reason": "tool_calls"
   }],
-  "usage": {"prompt_tokens": 812, "completion_tokens": 31, "total_tokens": 843}
+  "usage": {"prompt_tokens": 812, "completion_tokens": 31, "total_tokens": 843,
+            "prompt_tokens_details": {"cached_tokens": 768, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                          "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
 })";
 
 const char* const kProposeSchema = R"({
@@ -167,7 +170,9 @@ TEST(OpenAiClient, ParsesToolCallReply) {
   EXPECT_EQ(call.parse_error, "");
   EXPECT_EQ(reply.stop, StopReason::tool_use);
   EXPECT_EQ(reply.stop_text, "tool_calls");
-  EXPECT_EQ(reply.usage.input_tokens, 812);
+  EXPECT_EQ(reply.usage.input_tokens, 812);  // cached tokens included
+  EXPECT_EQ(reply.usage.cache_read_tokens, 768);
+  EXPECT_EQ(reply.usage.cache_write_tokens, 0);
   EXPECT_EQ(reply.usage.output_tokens, 31);
   EXPECT_EQ(reply.request_id, "req_7f3a");
   EXPECT_EQ(reply.message.raw, json::parse(kToolCallReply)["choices"][0]["message"]);

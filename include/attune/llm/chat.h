@@ -45,9 +45,15 @@ struct Message {
 
 enum class StopReason { tool_use, end_turn, max_tokens, other };
 
+// Tokens one call (or a campaign) used. input_tokens counts every input
+// token, cached or not; the cache figures are the parts of it that were
+// written to or read from the provider's prompt cache, which are priced
+// apart (PriceTable).
 struct Usage {
   long input_tokens = 0;
   long output_tokens = 0;
+  long cache_write_tokens = 0;
+  long cache_read_tokens = 0;
 };
 
 struct ChatRequest {

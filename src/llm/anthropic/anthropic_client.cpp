@@ -60,7 +60,12 @@ json request_body(const std::string& model, const ChatRequest& request) {
                {"max_tokens", request.max_output_tokens},
                {"messages", std::move(messages)},
                {"temperature", request.temperature}};
-  if (!request.system.empty()) body["system"] = request.system;
+  // The tools and the system prompt are the same in every call of a
+  // campaign: a cache breakpoint after them lets later calls read that
+  // prefix from the prompt cache (a prefix under the model's minimum is
+  // simply not cached).
+  if (!request.system.empty())
+    body["system"] = json::array({{{"type", "text"}, {"text", request.system}, {"cache_control", {{"type", "ephemeral"}}}}});
   if (request.tools.empty()) return body;  // tool_choice is refused without tools
   json tools = json::array();
   for (const ToolSpec& tool : request.tools) tools.push_back(tool_of(tool));
@@ -109,7 +114,12 @@ ChatReply reply_from(const wire::JsonReply& answer, const wire::ErrorScope& scop
   reply.stop_text = wire::string_at(answer.body, "stop_reason");
   reply.stop = stop_reason(reply.stop_text);
   const json& usage = wire::member(answer.body, "usage");
-  reply.usage = {wire::integer_at(usage, "input_tokens"), wire::integer_at(usage, "output_tokens")};
+  // input_tokens is the uncached part: the cache's writes and reads come beside it.
+  reply.usage.cache_write_tokens = wire::integer_at(usage, "cache_creation_input_tokens");
+  reply.usage.cache_read_tokens = wire::integer_at(usage, "cache_read_input_tokens");
+  reply.usage.input_tokens =
+      wire::integer_at(usage, "input_tokens") + reply.usage.cache_write_tokens + reply.usage.cache_read_tokens;
+  reply.usage.output_tokens = wire::integer_at(usage, "output_tokens");
   reply.request_id = answer.response.header("request-id");
   return reply;
 }

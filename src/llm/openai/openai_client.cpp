@@ -149,7 +149,10 @@ ChatReply reply_from(const wire::JsonReply& answer, const wire::ErrorScope& scop
   reply.stop_text = wire::string_at(choice, "finish_reason");
   reply.stop = stop_reason(reply.stop_text, !reply.message.tool_calls.empty());
   const json& usage = wire::member(answer.body, "usage");
-  reply.usage = {wire::integer_at(usage, "prompt_tokens"), wire::integer_at(usage, "completion_tokens")};
+  reply.usage.input_tokens = wire::integer_at(usage, "prompt_tokens");  // cached tokens included
+  reply.usage.output_tokens = wire::integer_at(usage, "completion_tokens");
+  // OpenAI caches long prompt prefixes by itself and says how much it read.
+  reply.usage.cache_read_tokens = wire::integer_at(wire::member(usage, "prompt_tokens_details"), "cached_tokens");
   reply.request_id = answer.response.header("x-request-id");
   return reply;
 }
