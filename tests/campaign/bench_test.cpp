@@ -141,8 +141,13 @@ TEST_F(BenchTest, TheChartHasOnePolylinePerPolicyAndTheTableOneRow) {
   for (const std::string& p : kPolicies) EXPECT_NE(md.find("| " + p + " |"), std::string::npos) << p;
 }
 
+// Run again with --keep-runs: the same figures, and every campaign's run logs stay.
 TEST_F(BenchTest, TheSameSeedsGiveTheSameNumbers) {
-  const campaign::BenchResult again = campaign::run_bench(small_bench(*root_ / "scenarios", *root_ / "again"));
+  campaign::BenchRequest q = small_bench(*root_ / "scenarios", *root_ / "again");
+  q.keep_runs = true;
+  const campaign::BenchResult again = campaign::run_bench(q);
+  for (const campaign::BenchCampaign& c : again.campaigns)
+    EXPECT_TRUE(fs::exists(fs::path(c.dir) / "trials" / "0000-baseline" / "run-1" / "run.log")) << c.dir;
   const nlohmann::json a = campaign::to_json(*result_), b = campaign::to_json(again);
   for (const std::string& p : kPolicies) {
     for (std::size_t i = 0; i < std::size(kScenarios); ++i) {
