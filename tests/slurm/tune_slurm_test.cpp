@@ -90,8 +90,10 @@ TEST_F(TuneSlurmTest, KilledWithAJobInFlightTheResumeReattachesToIt) {
   pid_t pid = 0;
   attune(tune_args(), &pid);
   // Wait until the second baseline run's job is submitted, then kill attune.
+  // Up to 3 minutes: under ASan, beside the other slurm tests, the first run
+  // alone can take a minute.
   const std::string run_journal = dir_ + "/trials/0000-baseline/run-2/journal.jsonl";
-  for (int i = 0; i < 600 && count(run_journal, "\"launched\"") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 1800 && count(run_journal, "\"launched\"") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_EQ(count(run_journal, "\"launched\""), 1) << "the job was never submitted";
   ::kill(pid, SIGKILL);
   int status = 0;
