@@ -99,9 +99,7 @@ int run_set(const SetArgs& a) {
 }
 
 int run_diff(const DiffArgs& a) {
-  recipe::Recipe left = recipe::Recipe::load(a.a, a.options);
-  recipe::Recipe right = recipe::Recipe::load(a.b, a.options);
-  recipe::RecipeDiff d = recipe::diff_recipes(left, right);
+  const recipe::RecipeDiff d = recipe::diff_recipe_files(a.a, a.b, a.options);
   if (a.json) {
     print_json(recipe::to_json(d));
     return 0;

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "attune/campaign/sim_job.h"
+#include "attune/campaign/sim_queries.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/cli/commands.h"
 #include "attune/cli/flag_checks.h"
@@ -81,14 +82,9 @@ struct CalibrateArgs {
 };
 
 int run_predict(const PredictArgs& a) {
-  const campaign::SimTarget t = campaign::load_sim_target(a.file, a.options, a.sim);
-  sim::Workload w = sim::workload_from_recipe(t.recipe);
-  sim::Prediction p = sim::predict(w, t.perturbation);
-  if (a.json) {
-    print_json(sim::to_json(p));
-  } else {
-    print_prediction(w, p);
-  }
+  const campaign::SimPrediction p = campaign::predict_target(a.file, a.options, a.sim);
+  if (a.json) print_json(sim::to_json(p.prediction));
+  else print_prediction(p.workload, p.prediction);
   return 0;
 }
 
@@ -106,32 +102,21 @@ int run_job(const RunArgs& a) {
 }
 
 int run_optimum(const OptimumArgs& a) {
-  const campaign::SimTarget t = campaign::load_sim_target(a.file, a.options, a.sim);
-  gate::CorrectnessGate gate(a.gate);
-  sim::OptimumOptions options;
-  options.candidates = static_cast<std::size_t>(a.candidates);
-  // Without a truth the prior's optimum is the optimum itself: nothing to compare.
-  options.prior = a.sim.scenario_truth || !a.sim.truth_file.empty();
-  const sim::Optimum o = sim::find_optimum(t.recipe, gate, t.perturbation, options);
-  if (a.json) {
-    print_json(sim::to_json(o));
-  } else {
-    print_optimum(o);
-  }
+  const sim::Optimum o = campaign::optimum_of(a.file, a.options, a.sim, a.gate, static_cast<std::size_t>(a.candidates));
+  if (a.json) print_json(sim::to_json(o));
+  else print_optimum(o);
   return 0;
 }
 
 int run_score(const ScoreArgs& a) {
-  const gate::CorrectnessGate gate(a.gate);
-  const sim::TunedScore s = sim::score_tuned(a.scenario, recipe::Recipe::load(a.tuned, a.options), gate);
+  const sim::TunedScore s = campaign::score_tuned_file(a.scenario, a.tuned, a.options, a.gate);
   if (a.json) print_json(sim::to_json(s));
   else print_score(s);
   return 0;
 }
 
 int run_scenarios(const ScenariosArgs& a) {
-  gate::CorrectnessGate gate(a.gate);
-  const sim::ScenarioReport r = sim::scenario_report(sim::scenario_dirs(a.dir), gate, a.record);
+  const sim::ScenarioReport r = campaign::measure_scenarios(a.dir, a.gate, a.record);
   if (a.json) print_json(sim::to_json(r));
   else print_scenario_report(r);
   return r.targets.met ? 0 : 1;

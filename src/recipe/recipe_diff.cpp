@@ -93,4 +93,8 @@ nlohmann::json to_json(const RecipeDiff& d) {
   return {{"changes", keys}, {"derived", derived}};
 }
 
+RecipeDiff diff_recipe_files(const std::string& a, const std::string& b, const RecipeOptions& options) {
+  return diff_recipes(Recipe::load(a, options), Recipe::load(b, options));
+}
+
 }  // namespace attune::recipe

@@ -34,6 +34,8 @@ struct RecipeDiff {
 
 // Throws InputError when the recipes are of different frameworks.
 RecipeDiff diff_recipes(const Recipe& a, const Recipe& b);
+// The two files loaded with the same options, then diffed.
+RecipeDiff diff_recipe_files(const std::string& a, const std::string& b, const RecipeOptions& options);
 nlohmann::json to_json(const RecipeDiff& d);
 
 }  // namespace attune::recipe
