@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "attune/campaign/step_estimate.h"
+#include "attune/cluster/backend_registry.h"
 #include "attune/cluster/launch.h"
 #include "attune/cluster/run_journal.h"
 #include "attune/diagnose/recipe_context.h"
@@ -97,7 +98,7 @@ cluster::RunStatus follow(cluster::Cluster& cluster, const cluster::ClusterDefin
   o.startup_allowance_s = q.startup_allowance_s;
   // A real run is a measurement: stopped once its log shows the steps to
   // measure. A simulated payload prints exactly those steps by itself.
-  if (!q.to_end && def.backend != "sim" && def.payload != "sim") o.stop_after_steps = r.spec.steps;
+  if (!q.to_end && !cluster::run_traits(def).prints_own_steps) o.stop_after_steps = r.spec.steps;
   if (hooks.interrupted) o.interrupted = hooks.interrupted;
   if (hooks.on_progress) o.on_progress = [&](const cluster::WatchProgress& p) { hooks.on_progress(p, r.spec); };
   return cluster::watch_run(cluster, r.id, r.spec, o);
@@ -121,7 +122,9 @@ DirectoryRunResult run_in_directory(cluster::Cluster& cluster, const cluster::Cl
   std::error_code ec;
   if (fs::exists(r.spec.log_path, ec) && fs::file_size(r.spec.log_path, ec) > 0) {
     try {
-      r.diagnosis = diagnose::diagnose_logs({r.spec.log_path}, diagnose::options_for_recipe(approved.recipe()));
+      diagnose::DiagnoseOptions o = diagnose::options_for_recipe(approved.recipe());
+      o.log_bytes = r.status.measured_log_bytes;  // what was measured, not the stop's aftermath
+      r.diagnosis = diagnose::diagnose_logs({r.spec.log_path}, o);
     } catch (const InputError& e) {
       // A crashed job can leave a log that is no text (a node's zero-filled
       // tail): the run is then judged by its scheduler state alone.

@@ -15,6 +15,7 @@
 #include "attune/diagnose/recipe_context.h"
 #include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
+#include "attune/recipe/run_hardware.h"
 #include "attune/sim/workload.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
@@ -142,8 +143,8 @@ void Replayer::baseline() {
   original_ = record_.original(result_.damaged);
   result_.original = original_.source.empty() ? "" : record_.relative(original_.source);
   if (!original_.recipe) return;
-  t.recipe.emplace(*original_.recipe);
-  const gate::Verdict v = gate_.check(*original_.recipe, *original_.recipe);
+  t.recipe.emplace(recipe::with_run_hardware(*original_.recipe));
+  const gate::Verdict v = gate_.check(*original_.recipe, *t.recipe);
   t.stage = v.allowed ? "approved" : "refused";
   if (!v.allowed) differ("gate", 0, 0, "approved", "refused", "the gate would now refuse the original recipe itself");
 }
@@ -226,7 +227,9 @@ std::optional<RunMeasure> Replayer::measure_today(TrialState& t, int run, const 
     if (!t.recipe) launched = record_.launched_recipe(run_dir, result_.damaged);
     const recipe::Recipe* context = t.recipe ? &*t.recipe : launched ? &*launched : nullptr;
     try {
-      r.diagnosis = diagnose::diagnose_logs({log}, context ? diagnose::options_for_recipe(*context) : diagnose::DiagnoseOptions{});
+      diagnose::DiagnoseOptions o = context ? diagnose::options_for_recipe(*context) : diagnose::DiagnoseOptions{};
+      o.log_bytes = status.measured_log_bytes;  // the part the campaign measured
+      r.diagnosis = diagnose::diagnose_logs({log}, o);
     } catch (const InputError& err) {
       // As the campaign does: a log that is no text leaves the run judged by its state.
       result_.notes.push_back(fmt::format("trial {} run {}: the log cannot be read: {}", t.n, run, err.what()));

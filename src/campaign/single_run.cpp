@@ -17,7 +17,8 @@
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/campaign/step_estimate.h"
-#include "attune/cluster/cluster_factory.h"
+#include "attune/cluster/backend_registry.h"
+#include "attune/recipe/run_hardware.h"
 #include "attune/cluster/launch.h"
 #include "attune/cluster/run_journal.h"
 #include "attune/diagnose/recipe_context.h"
@@ -43,7 +44,7 @@ std::string new_run_name(const std::string& file) {
 // A recipe run as it is still goes through the gate: only an ApprovedRecipe launches.
 gate::ApprovedRecipe approve_as_is(const recipe::Recipe& r, const std::string& file) {
   try {
-    return gate::CorrectnessGate{}.approve(r, r);
+    return gate::CorrectnessGate{}.approve(r, recipe::with_run_hardware(r));
   } catch (const gate::GateRefusal& e) {
     throw InputError({file, 0, 0}, "RECIPE", std::string("the correctness gate refuses it: ") + e.what());
   }
@@ -98,12 +99,16 @@ void relocate(nlohmann::json& j, const std::string& from, const std::string& to)
   }
 }
 
-// A sim payload's noise seed is each invocation's own draw, nobody's request.
+// A simulated payload's noise seed is each invocation's own draw, nobody's
+// request: `attune sim job --seed S`, or the emulators' ATTUNE_EMULATE_SEED.
 void blank_seed(nlohmann::json& spec) {
   nlohmann::json& command = spec["command"];
-  if (!command.is_array()) return;
-  for (std::size_t i = 0; i + 1 < command.size(); ++i)
-    if (command[i] == "--seed") command[i + 1] = "";
+  if (command.is_array()) {
+    for (std::size_t i = 0; i + 1 < command.size(); ++i)
+      if (command[i] == "--seed") command[i + 1] = "";
+  }
+  nlohmann::json& env = spec["env"];
+  if (env.is_object() && env.contains("ATTUNE_EMULATE_SEED")) env["ATTUNE_EMULATE_SEED"] = "";
 }
 
 // What the run this request would launch has that the journalled run does
@@ -121,7 +126,7 @@ std::vector<std::string> request_differences(const cluster::JournalEntry& last, 
   nlohmann::json now = cluster::run_spec_json(fresh.spec());
   nlohmann::json then = cluster::run_spec_json(last.spec);
   relocate(now, fs::absolute(scratch.path()).string(), fs::absolute(run_dir).string());
-  if (def.payload == "sim") {
+  if (cluster::run_traits(def).simulated) {
     blank_seed(now);
     blank_seed(then);
   }

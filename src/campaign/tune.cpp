@@ -22,7 +22,8 @@
 #include "attune/campaign/run_measure.h"
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
-#include "attune/cluster/cluster_factory.h"
+#include "attune/cluster/backend_registry.h"
+#include "attune/recipe/run_hardware.h"
 #include "attune/cluster/serialized_cluster.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
@@ -515,7 +516,8 @@ bool Campaign::baseline() {
   t.n = 0;
   t.dir = (fs::path(result_.dir) / "trials" / "0000-baseline").string();
   try {
-    t.approved = gate_->approve(target_->recipe, target_->recipe);
+    // As it runs on its hardware: a count the file states otherwise is set to the run's.
+    t.approved = gate_->approve(target_->recipe, recipe::with_run_hardware(target_->recipe));
   } catch (const gate::GateRefusal& e) {
     throw InputError({q_.file, 0, 0}, "RECIPE", std::string("the correctness gate refuses it: ") + e.what());
   }
@@ -907,7 +909,7 @@ void Campaign::finish() {
   write_file(result_.best_diff, unified_diff(target_->recipe.document().text(), tuned.document().text(),
                                                     "a/" + name, "b/" + name));
   // The score a benchmark gives: only now, and only for the sim cluster.
-  if (target_->scenario && (def_.backend == "sim" || def_.payload == "sim")) {
+  if (target_->scenario && cluster::run_traits(def_).simulated) {
     const std::string& dir = target_->scenario->dir;
     const sim::TunedScore s = q_.true_optimum_tokens_per_s_per_gpu
                                   ? sim::score_tuned(dir, tuned, *gate_, *q_.true_optimum_tokens_per_s_per_gpu)

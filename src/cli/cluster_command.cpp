@@ -7,6 +7,7 @@
 
 #include "attune/cli/commands.h"
 #include "attune/cli/flag_checks.h"
+#include "attune/cluster/backend_registry.h"
 #include "attune/cluster/cluster_check.h"
 #include "attune/cluster/cluster_config.h"
 #include "attune/util/error.h"
@@ -66,9 +67,24 @@ int run_check(const ClusterArgs& a) {
 }
 
 nlohmann::json definition_json(const cluster::ClusterDefinition& d) {
-  return {{"name", d.name},       {"backend", d.backend},       {"partition", d.partition},
-          {"account", d.account}, {"qos", d.qos},               {"partitions", d.partitions},
-          {"container", d.container}, {"time_scale", d.time_scale}, {"payload", d.payload},
+  return {{"name", d.name},
+          {"backend", d.backend},
+          {"partition", d.partition},
+          {"account", d.account},
+          {"qos", d.qos},
+          {"partitions", d.partitions},
+          {"constraint", d.constraint},
+          {"typed_gres", d.typed_gres},
+          {"cpus_per_task", d.cpus_per_task},
+          {"env", d.env},
+          {"rendezvous_port", d.rendezvous_port > 0 ? nlohmann::json(d.rendezvous_port) : nlohmann::json("job")},
+          {"sbatch_args", d.sbatch_args},
+          {"srun_args", d.srun_args},
+          {"container", d.container},
+          {"mount_home", d.mount_home},
+          {"time_scale", d.time_scale},
+          {"payload", cluster::payload_traits(d.payload).name},
+          {"emulators", d.payload == cluster::Payload::Emulate ? cluster::emulators_dir(d) : ""},
           {"slurm_conf", d.slurm_conf}};
 }
 
@@ -83,7 +99,7 @@ int run_list(const ClusterArgs& a) {
   for (const auto& d : defs) {
     fmt::print("{:<12} {:<6} {}{}{}\n", d.name, d.backend, d.partition.empty() ? "" : "partition " + d.partition,
                d.time_scale != 1 ? fmt::format(" time_scale {}", d.time_scale) : "",
-               d.payload == "sim" ? " payload sim" : "");
+               d.payload == cluster::Payload::Command ? "" : " payload " + std::string(cluster::payload_traits(d.payload).name));
   }
   return 0;
 }

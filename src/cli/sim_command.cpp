@@ -18,6 +18,7 @@
 #include "attune/cli/flag_checks.h"
 #include "attune/cli/sim_output.h"
 #include "attune/cli/truth_flags.h"
+#include "attune/diagnose/flops.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/recipe/recipe.h"
 #include "attune/sim/calibration.h"
@@ -83,7 +84,16 @@ struct CalibrateArgs {
 
 int run_predict(const PredictArgs& a) {
   const campaign::SimPrediction p = campaign::predict_target(a.file, a.options, a.sim);
-  if (a.json) print_json(sim::to_json(p.prediction));
+  if (a.json) {
+    // The model FLOPs per token in both conventions: a log in torchtitan's
+    // (attention in full) prints TFLOP/s scaled from the causal-halved figure.
+    nlohmann::json j = sim::to_json(p.prediction);
+    const long long seq = p.workload.plan.seq_len;
+    j["flops_per_token"] = {
+        {"causal_halved", diagnose::flops_per_token(p.workload.model, seq, diagnose::FlopsConvention::CausalHalved)},
+        {"full_attention", diagnose::flops_per_token(p.workload.model, seq, diagnose::FlopsConvention::FullAttention)}};
+    print_json(j);
+  }
   else print_prediction(p.workload, p.prediction);
   return 0;
 }

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -9,6 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "attune/cluster/backend_registry.h"
+#include "attune/cluster/slurm/sbatch_script.h"
+#include "attune/cluster/slurm/slurm_state.h"
 #include "attune/util/subprocess.h"
 #include "attune/util/text.h"
 
@@ -16,10 +23,11 @@ namespace attune::cluster {
 
 namespace {
 
-// A partition as sinfo describes it: the GRES and features of its nodes.
+// A partition as sinfo describes it: the GRES, features and CPUs of its nodes.
 struct PartitionInfo {
   std::set<std::string> gres;      // "gpu:h100:8"
   std::set<std::string> features;  // "h100"
+  int cpus = 0;                    // the most any node has
 };
 
 class Checker {
@@ -29,18 +37,23 @@ class Checker {
   }
 
   std::vector<CheckItem> run() {
-    if (def_.backend == "sim") {
+    const RunTraits t = run_traits(def_);
+    if (t.in_process) {
       add("simulator", CheckLevel::Ok, "runs in-process; nothing to reach");
       return items_;
     }
-    if (def_.backend == "local") {
+    if (t.one_machine) {
       check_local_gpus();
-    } else if (def_.backend == "slurm" && check_slurm_conf() && check_commands() && check_controller()) {
-      check_partitions();
+    } else if (t.scheduled && check_slurm_conf() && check_commands() && check_controller()) {
+      const auto found = partitions();
+      check_partitions(found);
+      check_constraint(found);
       check_account();
       check_accounting();
+      check_request();
     }
-    if (def_.payload == "sim") check_attune_binary();
+    if (t.needs_attune_binary) check_attune_binary();
+    if (t.emulated) check_emulators();
     return items_;
   }
 
@@ -83,7 +96,7 @@ class Checker {
     }
     add("slurm.conf", CheckLevel::Fail,
         def_.slurm_conf + " does not exist" +
-            (def_.name == "mock" ? " (start the mock cluster: eval \"$(bash scripts/mock-slurm/start.sh)\")" : ""));
+            (def_.name.rfind("mock", 0) == 0 ? " (start the mock cluster: eval \"$(bash scripts/mock-slurm/start.sh)\")" : ""));
     return false;
   }
 
@@ -114,28 +127,28 @@ class Checker {
 
   std::map<std::string, PartitionInfo> partitions() {
     std::map<std::string, PartitionInfo> out;
-    const ProcessResult r = call({"sinfo", "-h", "-o", "%R|%G|%f"});
+    const ProcessResult r = call({"sinfo", "-h", "-o", "%R|%G|%f|%c"});
     if (r.exit_code != 0) return out;
     for (const auto& line : split_lines(r.out)) {
       const auto parts = split(line, '|');
-      if (parts.size() < 3) continue;
+      if (parts.size() < 4) continue;
       PartitionInfo& p = out[std::string(trim(parts[0]))];
       for (const auto& g : split(parts[1], ',')) p.gres.emplace(trim(g));
       for (const auto& f : split(parts[2], ',')) p.features.emplace(trim(f));
+      p.cpus = std::max(p.cpus, std::atoi(std::string(trim(parts[3])).c_str()));
     }
     return out;
   }
 
-  static bool has_gpu_type(const PartitionInfo& p, const std::string& gpu) {
-    if (p.features.count(gpu)) return true;
+  // A typed gres request (--gpus-per-node=h100:8) needs the type in a node's gres.
+  static bool has_gres_type(const PartitionInfo& p, const std::string& gpu) {
     for (const auto& g : p.gres) {
-      if (g.starts_with("gpu:" + gpu + ":") || g == "gpu:" + gpu) return true;
+      if (g.starts_with("gpu:" + gpu + ":") || g == "gpu:" + gpu || g.starts_with("gpu:" + gpu + "(")) return true;
     }
     return false;
   }
 
-  void check_partitions() {
-    const auto found = partitions();
+  void check_partitions(const std::map<std::string, PartitionInfo>& found) {
     std::string known;
     for (const auto& [name, info] : found) known += (known.empty() ? "" : ", ") + name;
     std::map<std::string, std::string> wanted = def_.partitions;
@@ -144,15 +157,96 @@ class Checker {
       const auto it = found.find(name);
       if (it == found.end()) {
         add("partition " + name, CheckLevel::Fail, "no such partition (the cluster has: " + known + ")");
-      } else if (!gpu.empty() && !has_gpu_type(it->second, gpu)) {
+      } else if (!gpu.empty() && def_.typed_gres && !has_gres_type(it->second, gpu)) {
         add("partition " + name, CheckLevel::Fail,
-            fmt::format("no node advertises GPU type {} (gres {}; features {})", gpu, join(it->second.gres, ","),
-                        join(it->second.features, ",")));
+            fmt::format("runs ask for --gpus-per-node={}:N, but no node's gres has the type {} (gres {}; features "
+                        "{}): name the type the gres uses in partitions:, or set typed_gres: false",
+                        gpu, gpu, join(it->second.gres, ","), join(it->second.features, ",")));
       } else {
         add("partition " + name, CheckLevel::Ok,
             fmt::format("gres {}{}", join(it->second.gres, ","), gpu.empty() ? "" : "; GPU type " + gpu));
       }
     }
+  }
+
+  // --constraint is sent only when the definition asks for it: the feature
+  // must then exist on a node of the partition runs go to.
+  void check_constraint(const std::map<std::string, PartitionInfo>& found) {
+    if (def_.constraint.empty()) return;
+    const auto it = found.find(def_.partition);
+    std::set<std::string> features;
+    if (it != found.end()) {
+      features = it->second.features;
+    } else {
+      for (const auto& [name, info] : found) features.insert(info.features.begin(), info.features.end());
+    }
+    // A constraint expression: the features named in it, without operators and counts.
+    std::string word;
+    std::vector<std::string> missing;
+    for (const char c : def_.constraint + "&") {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') {
+        word += c;
+        continue;
+      }
+      if (!word.empty() && !std::isdigit(static_cast<unsigned char>(word[0])) && !features.count(word))
+        missing.push_back(word);
+      word.clear();
+    }
+    if (missing.empty()) add("constraint", CheckLevel::Ok, def_.constraint + " (a feature of the partition's nodes)");
+    else
+      add("constraint", CheckLevel::Fail,
+          fmt::format("no node{} has the feature {} (features: {}): runs would be refused", 
+                      def_.partition.empty() ? "" : " of partition " + def_.partition, join_list(missing),
+                      join(features, ",")));
+  }
+
+  // The request a run would get, printed as sbatch and srun receive it, and
+  // tried with `sbatch --test-only` (Slurm validates it; nothing is submitted).
+  void check_request() {
+    RunSpec spec;
+    spec.name = "attune-cluster-check";
+    spec.nodes = 1;
+    spec.gpus_per_node = 8;
+    spec.log_path = "/tmp/attune-cluster-check/run.log";
+    spec.command = {"<the recipe's launch command>"};
+    spec.time_limit_s = 600;
+    SbatchJob job;
+    try {
+      job = sbatch_job(spec, def_);
+    } catch (const ClusterError& e) {
+      add("request", CheckLevel::Fail, e.what());
+      return;
+    }
+    std::string argv = "sbatch";
+    for (const auto& o : job.options) argv += " " + o;
+    add("sbatch argv", CheckLevel::Ok, argv + " run.log.sbatch");
+    for (const auto& line : split_lines(job.script)) {
+      if (line.starts_with("srun ") || line.starts_with("exec srun ")) add("srun argv", CheckLevel::Ok, std::string(line));
+    }
+    std::vector<std::string> test = {"sbatch", "--test-only"};
+    for (const auto& o : job.options) {
+      if (o != "--parsable" && !o.starts_with("--output=") && !o.starts_with("--error=")) test.push_back(o);
+    }
+    test.push_back("--output=/dev/null");
+    test.push_back("--wrap=true");
+    const ProcessResult r = call(test);
+    if (r.exit_code == 0) add("request", CheckLevel::Ok, "sbatch --test-only accepts it: " + first_line(r.err));
+    else add("request", CheckLevel::Fail, explain_sbatch_refusal(r.err.empty() ? r.failure() : r.err, job, def_.name));
+  }
+
+  void check_emulators() {
+    const std::string dir = emulators_dir(def_);
+    std::error_code ec;
+    const bool ok = !dir.empty() && std::filesystem::is_regular_file(dir + "/bin/torchrun", ec) &&
+                    ::access((dir + "/bin/torchrun").c_str(), X_OK) == 0;
+    if (ok) add("emulators", CheckLevel::Ok, "torchrun and python resolve to the framework emulators in " + dir + "/bin");
+    else add("emulators", CheckLevel::Fail, "payload emulate, but '" + dir + "/bin/torchrun' is not there: set emulators:");
+  }
+
+  static std::string join_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
   }
 
   void check_account() {
@@ -178,8 +272,9 @@ class Checker {
   void check_attune_binary() {
     const std::string& b = c_.attune_binary;
     std::error_code ec;
-    if (!b.empty() && std::filesystem::is_regular_file(b, ec) && ::access(b.c_str(), X_OK) == 0) add("payload", CheckLevel::Ok, "jobs run " + b + " sim job");
-    else add("payload", CheckLevel::Fail, "jobs run `attune sim job` but the attune binary '" + b + "' is not executable");
+    const std::string what = def_.payload == Payload::Sim ? "jobs run " + b + " sim job" : "the emulators time steps with " + b;
+    if (!b.empty() && std::filesystem::is_regular_file(b, ec) && ::access(b.c_str(), X_OK) == 0) add("payload", CheckLevel::Ok, what);
+    else add("payload", CheckLevel::Fail, "the payload needs the attune binary, but '" + b + "' is not executable");
   }
 
   static std::string join(const std::set<std::string>& items, const char* sep) {

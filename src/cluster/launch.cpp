@@ -1,27 +1,20 @@
 #include "attune/cluster/launch.h"
 
-#include <cctype>
 #include <cmath>
-#include <map>
+#include <cstdlib>
 #include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "attune/cluster/backend_registry.h"
+#include "attune/recipe/framework_launch.h"
 #include "attune/recipe/recipe_files.h"
 #include "attune/util/error.h"
 
 namespace attune::cluster {
 
 namespace {
-
-std::vector<std::string> with_config(std::vector<std::string> argv, const std::string& config) {
-  for (auto& a : argv) {
-    for (std::size_t at = a.find("{config}"); at != std::string::npos; at = a.find("{config}", at + config.size()))
-      a.replace(at, 8, config);
-  }
-  return argv;
-}
 
 std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::string& wrapper, double time_scale,
                                          int steps) {
@@ -35,48 +28,68 @@ std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::stri
   return argv;
 }
 
-// The variables a launch script reads its node count and GPUs per node from
-// (`--nnodes $NUM_NODES`, `--nproc_per_node $PROCESSES_PER_NODE`): each gets
-// the run's value, since the job's own environment names them NNODES and
-// GPUS_PER_NODE. Slurm's own variables are Slurm's to set.
-void export_node_variables(const recipe::Recipe& r, const RunSpec& s, std::map<std::string, std::string>& env) {
-  auto names_in = [](const std::string& raw) {
-    std::vector<std::string> out;
-    for (std::size_t at = raw.find('$'); at != std::string::npos; at = raw.find('$', at + 1)) {
-      std::size_t b = at + 1 + (at + 1 < raw.size() && raw[at + 1] == '{');
-      std::size_t e = b;
-      while (e < raw.size() && (std::isalnum(static_cast<unsigned char>(raw[e])) || raw[e] == '_')) ++e;
-      if (e > b && !std::isdigit(static_cast<unsigned char>(raw[b]))) out.push_back(raw.substr(b, e - b));
-    }
-    return out;
-  };
-  for (const auto& [lever, value] : {std::pair{"nodes", s.nodes}, std::pair{"gpus_per_node", s.gpus_per_node}}) {
-    auto e = r.find_named(lever);
-    if (!e) continue;
-    for (const auto& name : names_in(e->raw)) {
-      if (name.rfind("SLURM_", 0) != 0) env.emplace(name, std::to_string(value));
-    }
+// The emulate payload: torchrun and python resolve to the framework
+// emulators, which time each step by the simulator for the recipe as written
+// to the run directory (tools/emulators/attune_emulators/harness.py).
+void add_emulator_environment(const ClusterDefinition& cluster, const LaunchRequest& q,
+                              const recipe::WrittenRecipe& files, RunSpec& s) {
+  const std::string dir = emulators_dir(cluster);
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir + "/bin", ec))
+    throw InputError({}, "--cluster",
+                     fmt::format("cluster '{}' runs the framework emulators, but '{}' holds no emulators (set "
+                                 "emulators: in the cluster definition, or ATTUNE_TOOLS_DIR)",
+                                 cluster.name, dir + "/bin"));
+  if (q.attune_binary.empty()) throw InputError({}, "--cluster", "a cluster with payload emulate needs the attune binary");
+  const char* path = std::getenv("PATH");
+  const auto existing = s.env.find("PATH");
+  const std::string rest = existing != s.env.end() ? existing->second : path && *path ? path : "/usr/bin:/bin";
+  s.env["PATH"] = std::filesystem::absolute(dir + "/bin").lexically_normal().string() + ":" + rest;
+  s.env["ATTUNE_EMULATE_ATTUNE"] = q.attune_binary;
+  s.env["ATTUNE_EMULATE_RECIPE"] = files.wrapper;
+  s.env["ATTUNE_EMULATE_TIME_SCALE"] = fmt::format("{}", cluster.time_scale);
+  s.env["ATTUNE_EMULATE_SEED"] = std::to_string(q.seed ? q.seed : 1);
+  s.env["ATTUNE_EMULATE_GPUS"] = std::to_string(s.gpus_per_node);
+  if (!q.truth_file.empty()) s.env["ATTUNE_EMULATE_TRUTH"] = std::filesystem::absolute(q.truth_file).string();
+}
+
+// The recipe's own launch: the framework's contract (recipe/framework_launch.h)
+// under the cluster's environment, which the recipe's overrides.
+void add_recipe_launch(const recipe::Recipe& recipe, const ClusterDefinition& cluster, const RunTraits& traits,
+                       const recipe::WrittenRecipe& files, RunSpec& s) {
+  const recipe::LaunchSettings& l = recipe.launch();
+  const recipe::FrameworkLaunch fl = recipe::framework_launch(recipe, files);
+  if (fl.command.empty())
+    throw InputError({recipe.wrapper_path(), 0, 0}, "launch.command",
+                     fmt::format("{} recipes have no standard launch; say the command in the wrapper's launch.command",
+                                 recipe::framework_title(recipe.framework())));
+  s.command = fl.command;
+  s.env = cluster.env;
+  for (const auto& [name, value] : fl.env) s.env[name] = value;
+  s.unset_env = fl.unset_env;
+  s.prepare = fl.prepare;
+  // A framework started as a module needs no checkout: it starts in the run
+  // directory, where whatever it writes relative to its working directory
+  // (torchtitan's ./outputs, AutoModel's checkpoints/) stays the run's own.
+  s.workdir = fl.workdir.empty() ? files.dir : fl.workdir;
+  s.container_image = l.container_image;
+  s.container_mounts = l.container_mounts;
+  s.per_node = traits.per_node;
+  if (traits.one_machine) {
+    if (s.nodes > 1)
+      throw InputError({recipe.wrapper_path(), 0, 0}, "hardware.nodes",
+                       fmt::format("cluster '{}' is this one machine; the recipe asks for {} nodes", cluster.name,
+                                   s.nodes));
+    // One node here: torchrun's own defaults for a single node.
+    s.env.emplace("PET_NPROC_PER_NODE", std::to_string(s.gpus_per_node));
+    s.env.emplace("PET_NNODES", "1");
   }
 }
 
 }  // namespace
 
-std::vector<std::string> default_launch_command(const recipe::Recipe& r) {
-  using recipe::Framework;
-  switch (r.framework()) {
-    case Framework::Megatron:
-      if (r.dialect() == "script") return {"bash", "{config}"};
-      return {"torchrun", "pretrain_gpt.py", "--yaml-cfg", "{config}"};
-    case Framework::Bridge: return {"torchrun", "scripts/training/run_recipe.py", "--config-file", "{config}"};
-    case Framework::Torchtitan: return {"torchrun", "-m", "torchtitan.train", "--job.config_file", "{config}"};
-    case Framework::AutoModel: return {"torchrun", "-m", "nemo_automodel.cli.app", "{config}"};
-    case Framework::Axolotl: return {"torchrun", "-m", "axolotl.cli.train", "{config}"};
-    case Framework::HyperPod: return {};
-  }
-  return {};
-}
-
 Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinition& cluster, const LaunchRequest& q) {
+  const RunTraits traits = run_traits(cluster);
   const recipe::Recipe& recipe = approved.recipe();
   const recipe::LaunchSettings& l = recipe.launch();
   const recipe::Hardware& hw = recipe.hardware();
@@ -103,39 +116,20 @@ Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinit
   s.constraint = l.constraint;
   s.exclusive = l.exclusive;
 
-  if (cluster.payload == "sim") {
-    // A mock cluster: the job prints the log the framework would, at the
-    // simulated pace divided by the time scale. Nothing of the recipe's own
-    // launch runs, so its container and environment are not asked for.
+  const std::string backend(traits.backend->name);
+  if (traits.in_process) return Launch(approved, std::move(s), cluster.name, backend);  // nothing is executed
+  if (!traits.runs_recipe_command) {
+    // A mock cluster's `attune sim job`: the log the framework would print, at
+    // the simulated pace divided by the time scale. Nothing of the recipe's
+    // own launch runs, so its container and environment are not asked for.
     s.command = sim_job_command(q, files.wrapper, cluster.time_scale, s.steps);
     s.per_node = false;
     s.workdir = dir;
-    return Launch(approved, std::move(s), cluster.name, cluster.backend);
+    return Launch(approved, std::move(s), cluster.name, backend);
   }
-  // In-process: nothing is executed.
-  if (cluster.backend == "sim") return Launch(approved, std::move(s), cluster.name, cluster.backend);
-
-  const std::vector<std::string> argv = l.command.empty() ? default_launch_command(recipe) : l.command;
-  if (argv.empty())
-    throw InputError({recipe.wrapper_path(), 0, 0}, "launch.command",
-                     fmt::format("{} recipes have no standard launch; say the command in the wrapper's launch.command",
-                                 recipe::framework_title(recipe.framework())));
-  s.command = with_config(argv, files.config);
-  s.env = l.env;
-  export_node_variables(recipe, s, s.env);
-  s.workdir = l.workdir;
-  s.container_image = l.container_image;
-  s.container_mounts = l.container_mounts;
-  s.per_node = cluster.backend == "slurm";
-  if (cluster.backend == "local") {
-    if (s.nodes > 1)
-      throw InputError({recipe.wrapper_path(), 0, 0}, "hardware.nodes",
-                       fmt::format("cluster '{}' is this one machine; the recipe asks for {} nodes", cluster.name, s.nodes));
-    // One node here: torchrun's own defaults for a single node.
-    s.env.emplace("PET_NPROC_PER_NODE", std::to_string(s.gpus_per_node));
-    s.env.emplace("PET_NNODES", "1");
-  }
-  return Launch(approved, std::move(s), cluster.name, cluster.backend);
+  add_recipe_launch(recipe, cluster, traits, files, s);
+  if (traits.emulated) add_emulator_environment(cluster, q, files, s);
+  return Launch(approved, std::move(s), cluster.name, backend);
 }
 
 }  // namespace attune::cluster

@@ -60,7 +60,7 @@ std::uint64_t launch_seed(std::uint64_t campaign_seed, long n) {
 json run_spec_json(const RunSpec& s) {
   json env = json::object();
   for (const auto& [k, v] : s.env) env[k] = v;
-  return json{
+  json j{
       {"name", s.name},
       {"nodes", s.nodes},
       {"gpus_per_node", s.gpus_per_node},
@@ -81,6 +81,10 @@ json run_spec_json(const RunSpec& s) {
       {"container_mounts", s.container_mounts},
       {"per_node", s.per_node},
   };
+  // Only when there are some: the journals of runs that had none read the same.
+  if (!s.unset_env.empty()) j["unset_env"] = s.unset_env;
+  if (!s.prepare.empty()) j["prepare"] = s.prepare;
+  return j;
 }
 
 RunSpec run_spec_from_json(const json& j) {
@@ -105,11 +109,23 @@ RunSpec run_spec_from_json(const json& j) {
   read_string(j, "container_image", s.container_image);
   read_strings(j, "container_mounts", s.container_mounts);
   read_bool(j, "per_node", s.per_node);
+  read_strings(j, "unset_env", s.unset_env);
+  if (const json* p = member(j, "prepare")) {
+    if (!p->is_array()) wrong_type("prepare", "a list of commands", *p);
+    for (const auto& step : *p) {
+      std::vector<std::string> argv;
+      json holder = {{"step", step}};
+      read_strings(holder, "step", argv);
+      s.prepare.push_back(std::move(argv));
+    }
+  }
   return s;
 }
 
 json run_status_json(const RunStatus& s) {
-  return json{{"state", to_string(s.state)}, {"reason", s.reason}, {"elapsed_s", number_json(s.elapsed_s)}};
+  json j{{"state", to_string(s.state)}, {"reason", s.reason}, {"elapsed_s", number_json(s.elapsed_s)}};
+  if (s.measured_log_bytes > 0) j["measured_log_bytes"] = s.measured_log_bytes;
+  return j;
 }
 
 RunStatus run_status_from_json(const json& j) {
@@ -122,6 +138,10 @@ RunStatus run_status_from_json(const json& j) {
   s.state = *parsed;
   read_string(j, "reason", s.reason);
   read_double(j, "elapsed_s", s.elapsed_s);
+  if (const json* b = member(j, "measured_log_bytes")) {
+    if (!b->is_number_unsigned()) wrong_type("measured_log_bytes", "a whole number of bytes", *b);
+    s.measured_log_bytes = b->get<std::uint64_t>();
+  }
   return s;
 }
 

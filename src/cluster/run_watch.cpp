@@ -117,6 +117,16 @@ class Watch {
       }
       if (is_final(st.state)) {
         read_log(true);
+        if (st.state == RunState::Completed && steps_ == 0) {
+          // Exit status 0 without a measured step is no measurement: a
+          // framework that logs its config error and exits 0, a recipe
+          // resumed past its last step, a log attune cannot read.
+          RunStatus failed = st;
+          failed.state = RunState::Failed;
+          failed.reason = "exited before its first step (exit status 0, no step in its log)";
+          report(failed.state, failed.elapsed_s, t);
+          return failed;
+        }
         report(st.state, st.elapsed_s, t);
         return st;
       }
@@ -137,8 +147,10 @@ class Watch {
       steps_before_ = steps_;
       report(st.state, st.elapsed_s, t);
 
-      if (o_.stop_after_steps > 0 && steps_ >= o_.stop_after_steps)
+      if (o_.stop_after_steps > 0 && steps_ >= o_.stop_after_steps) {
+        measured_bytes_ = offset_;  // what the measurement covers; the rest is the stop's
         return stop(RunState::Completed, fmt::format("stopped after {} steps: enough to measure", steps_));
+      }
       if (t >= bound_at_) return stop(RunState::Timeout, timeout_reason(t));
       double next = bound_at_;
       if (st.state == RunState::Running) {
@@ -247,6 +259,7 @@ class Watch {
       out.state = state;
       out.reason = std::move(reason);
       out.elapsed_s = after.elapsed_s;
+      if (state == RunState::Completed) out.measured_log_bytes = measured_bytes_;
     }
     read_log(true);
     report(out.state, out.elapsed_s, now());
@@ -277,6 +290,7 @@ class Watch {
 
   StepCounter counter_;
   std::size_t offset_ = 0;
+  std::size_t measured_bytes_ = 0;
   std::string prefix_;
   long steps_ = 0;
   long steps_before_ = 0;

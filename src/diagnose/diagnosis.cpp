@@ -276,7 +276,9 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
     if (std::filesystem::is_regular_file(f, ec) && std::filesystem::file_size(f, ec) == 0) {
       throw InputError({f, 0, 0}, "", "the log is empty");
     }
-    LogReader reader([&](const LogLine& line) { pass.feed(line); });
+    LogReader::Limits limits;
+    limits.read_bytes = o.log_bytes;
+    LogReader reader([&](const LogLine& line) { pass.feed(line); }, limits);
     reader.read_file(f);
     truncated += reader.truncated_lines();
   }

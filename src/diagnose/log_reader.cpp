@@ -577,7 +577,12 @@ void LogReader::read_file(const std::string& path) {
     feed(head);
     std::string().swap(head);
   };
+  const std::uint64_t stop = limits_.read_bytes;
   read_file_chunks(path, what, [&](std::string_view chunk) {
+    if (stop > 0) {
+      if (total >= stop) return;
+      if (total + chunk.size() > stop) chunk = chunk.substr(0, static_cast<std::size_t>(stop - total));
+    }
     total += chunk.size();
     if (total > cap) {
       throw InputError({path, 0, 0}, "",

@@ -144,6 +144,12 @@ LaunchSettings parse_launch_settings(const std::string& file, const YAML::Node& 
       s.command = read_list(file, kv.second, "launch.command");
       if (s.command.empty() || s.command[0].empty())
         throw InputError(yaml_where(file, kv.second), "launch.command", "expected the program and its arguments");
+    } else if (key == "args") {
+      s.args = read_list(file, kv.second, "launch.args");
+    } else if (key == "recipe") {
+      s.recipe = yaml_scalar(file, kv.second, "launch.recipe");
+    } else if (key == "base_results_dir") {
+      s.base_results_dir = yaml_scalar(file, kv.second, "launch.base_results_dir");
     } else if (key == "workdir") {
       s.workdir = yaml_scalar(file, kv.second, "launch.workdir");
     } else if (key == "env") {
@@ -154,9 +160,14 @@ LaunchSettings parse_launch_settings(const std::string& file, const YAML::Node& 
       read_slurm(file, kv.second, s);
     } else {
       throw InputError(yaml_where(file, kv.first), "launch." + key,
-                       "unknown key; expected command, workdir, env, container or slurm");
+                       "unknown key; expected command, args, recipe, base_results_dir, workdir, env, container or "
+                       "slurm");
     }
   }
+  if (!s.command.empty() && !s.args.empty())
+    throw InputError(yaml_where(file, node["args"]), "launch.args",
+                     "launch.args are added to the framework's usual launch; with launch.command, write them in the "
+                     "command");
   return s;
 }
 
@@ -178,6 +189,9 @@ YAML::Node launch_settings_yaml(const LaunchSettings& s) {
   if (!s.command.empty()) {
     for (const auto& a : s.command) n["command"].push_back(a);
   }
+  for (const auto& a : s.args) n["args"].push_back(a);
+  if (!s.recipe.empty()) n["recipe"] = s.recipe;
+  if (!s.base_results_dir.empty()) n["base_results_dir"] = s.base_results_dir;
   if (!s.workdir.empty()) n["workdir"] = s.workdir;
   for (const auto& [k, v] : s.env) n["env"][k] = v;
   if (!s.container_image.empty()) n["container"]["image"] = s.container_image;

@@ -311,7 +311,7 @@ std::vector<LeverValue> Recipe::levers() const {
 }
 
 void Recipe::apply(const Change& c) {
-  if (c.new_value) doc_->set(c.key, *c.new_value);
+  if (c.new_value && !adapter_->written_as_absent(*this, c.key, *c.new_value)) doc_->set(c.key, *c.new_value);
   else doc_->remove(c.key);
 }
 

@@ -54,10 +54,16 @@ WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir, b
   const std::filesystem::path source(recipe.config_path());
   const std::string name = source.filename().string();
   WrittenRecipe out;
-  out.config = (std::filesystem::path(dir) / name).string();
-  out.wrapper = (std::filesystem::path(dir) / (source.stem().string() + ".attune.yaml")).string();
+  out.dir = std::filesystem::absolute(dir).lexically_normal().string();
+  out.config = (std::filesystem::path(out.dir) / name).string();
+  out.wrapper = (std::filesystem::path(out.dir) / (source.stem().string() + ".attune.yaml")).string();
+  out.launched = out.config;
   write_file_atomic(out.config, recipe.document().text(), durable);
   write_file_atomic(out.wrapper, wrapper_text(recipe, name), durable);
+  if (const auto launched = recipe.adapter().launched_file(recipe, out.dir)) {
+    out.launched = (std::filesystem::path(out.dir) / launched->name).string();
+    write_file_atomic(out.launched, launched->text, durable);
+  }
   return out;
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attune/cluster/cluster_factory.h"
+#include "attune/cluster/backend_registry.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/recipe/recipe.h"
 #include "../fixtures/llama3_8b_script.h"
@@ -29,7 +29,7 @@ TEST(DirectoryRun, ALogThatIsNotTextLeavesTheRunUndiagnosedWithANote) {
   cluster::ClusterDefinition def;
   def.name = "local";
   def.backend = "local";
-  def.payload = "command";
+  def.payload = cluster::Payload::Command;
   auto c = cluster::make_cluster(def);
   DirectoryRunRequest q;
   q.run_dir = (dir.path() / "run").string();

@@ -715,10 +715,21 @@ TEST_F(CliRunTest, RunOnLocalStopsAfterTheStepsToMeasure) {
   EXPECT_EQ(j["reason"].get<std::string>().rfind("stopped after ", 0), 0u) << j["reason"];
   EXPECT_GE(j["diagnosis"]["steps"].get<int>(), 2);  // polls come every 0.5 s or more: a few more may be in
 
-  const std::string to_end = local_wrapper({"echo 'starting'", "exit 0"}, 2);
-  auto e = attune("run " + to_end + " --cluster local --to-end --run-dir " + (dir_ / "e").string() + " --json");
+  std::vector<std::string> whole;
+  for (const char* line : kFiveIterations) whole.push_back(std::string("echo '") + line + "'");
+  whole.push_back("exit 0");
+  auto e = attune("run " + local_wrapper(whole, 2) + " --cluster local --to-end --run-dir " + (dir_ / "e").string() +
+                  " --json");
   ASSERT_EQ(e.status, 0) << e.out << e.err;
   EXPECT_EQ(json_of(e)["reason"], "exit status 0");
+  EXPECT_EQ(json_of(e)["diagnosis"]["steps"], 5);
+
+  // Exit status 0 before the first step measured nothing: the run failed.
+  auto none = attune("run " + local_wrapper({"echo 'starting'", "exit 0"}, 2) + " --cluster local --to-end --run-dir " +
+                     (dir_ / "none").string() + " --json");
+  EXPECT_EQ(none.status, 1) << none.out << none.err;
+  EXPECT_EQ(json_of(none)["state"], "failed");
+  EXPECT_EQ(json_of(none)["reason"], "exited before its first step (exit status 0, no step in its log)");
 }
 
 TEST_F(CliRunTest, RunOnLocalFailingCommandFails) {
@@ -1141,7 +1152,7 @@ TEST_F(CliRunTest, ClusterCheckOfAnUndefinedNameSaysWhereItLooked) {
   EXPECT_EQ(other.status, 2) << other.out << other.err;
   EXPECT_NE(other.err.find("looked in the built-in clusters and in " + clusters.string() + ";"), std::string::npos)
       << other.err;
-  EXPECT_NE(other.err.find("sim, local, mock, p5"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("sim, local, mock, mock-emulate, p5"), std::string::npos) << other.err;
 }
 
 // What `attune run` prints names only flags and arguments `run` has: its

@@ -149,7 +149,7 @@ TEST_F(ClusterCheckTest, MissingSlurmConfFailsAloneAndSaysSo) {
 
 TEST_F(ClusterCheckTest, MissingMockSlurmConfSaysHowToStartIt) {
   ClusterDefinition d = definition("mock", "slurm");
-  d.payload = "sim";
+  d.payload = Payload::Sim;
   d.time_scale = 60;
   d.slurm_conf = (dir_ / "no" / "slurm.conf").string();
   const auto items = check_cluster(d, context("/bin/sh"));
@@ -193,10 +193,13 @@ class ClusterCheckFakeSlurmTest : public ClusterCheckTest {
     conf_ = file("slurm.conf", "ClusterName=fake\n", false);
     const std::string version = "if [ \"$1\" = --version ]; then echo 'slurm 22.05.8'; exit 0; fi\n";
     const std::string conf_check = "[ \"$SLURM_CONF\" = '" + conf_ + "' ] || { echo 'wrong SLURM_CONF' >&2; exit 1; }\n";
-    for (const char* p : {"sbatch", "squeue", "scancel"}) fake(p, version + "exit 1\n");
+    for (const char* p : {"squeue", "scancel"}) fake(p, version + "exit 1\n");
+    // `sbatch --test-only` validates the request a run would get; it records its argv.
+    fake("sbatch", version + conf_check + "echo \"$@\" > \"$0.args\"\n[ \"$1\" = --test-only ] || exit 1\n" +
+                       "echo 'sbatch: Job 9 to start at 2026-12-03T10:00:00 using 8 processors on nodes n1 in partition gpu' >&2\n");
     fake("scontrol", version + conf_check +
                          "[ \"$1\" = ping ] && echo 'Slurmctld(primary) at ctl is UP' && exit 0\nexit 1\n");
-    fake("sinfo", version + conf_check + "echo 'gpu|gpu:h100:8|h100,ib'\necho 'h200|gpu:h200:8|h200'\n");
+    fake("sinfo", version + conf_check + "echo 'gpu|gpu:h100:8|h100,ib|64'\necho 'h200|gpu:h200:8|h200|64'\n");
     fake("sacctmgr", conf_check + "echo attune\n");
     fake("sacct", version + conf_check + "echo 17\n");
   }
@@ -226,6 +229,57 @@ TEST_F(ClusterCheckFakeSlurmTest, AllOk) {
   EXPECT_NE(find(items, "controller")->detail.find("UP"), std::string::npos);
   EXPECT_NE(find(items, "partition gpu")->detail.find("gpu:h100:8"), std::string::npos);
   EXPECT_EQ(find(items, "payload"), nullptr);  // payload command: no attune binary needed
+}
+
+// The check prints the exact request a run gets and has Slurm validate it
+// (`sbatch --test-only`); a constraint names a feature the nodes must have.
+TEST_F(ClusterCheckFakeSlurmTest, TheRequestIsPrintedAndValidated) {
+  const ScopedPath path(bin());
+  ClusterDefinition d = def();
+  d.partitions = {{"gpu", "h100"}};
+  d.cpus_per_task = 16;
+  d.sbatch_args = {"--reservation=llm"};
+  d.srun_args = {"--mpi=none"};
+  d.constraint = "ib";
+  const auto items = check_cluster(d, context());
+  EXPECT_TRUE(check_passed(items)) << listing(items);
+  const CheckItem* argv = find(items, "sbatch argv");
+  ASSERT_NE(argv, nullptr) << listing(items);
+  EXPECT_NE(argv->detail.find("--gpus-per-node=h100:8 --constraint=ib --partition=gpu --account=attune"),
+            std::string::npos) << argv->detail;
+  EXPECT_NE(argv->detail.find("--cpus-per-task=16"), std::string::npos) << argv->detail;
+  EXPECT_NE(argv->detail.find("--reservation=llm run.log.sbatch"), std::string::npos) << argv->detail;
+  const CheckItem* srun = find(items, "srun argv");
+  ASSERT_NE(srun, nullptr) << listing(items);
+  EXPECT_NE(srun->detail.find("srun --ntasks-per-node=1 --kill-on-bad-exit=1 --cpus-per-task=16 '--mpi=none'"),
+            std::string::npos) << srun->detail;
+  EXPECT_EQ(find(items, "request")->level, CheckLevel::Ok);
+  EXPECT_EQ(find(items, "constraint")->level, CheckLevel::Ok);
+  std::ifstream args(dir_ / "bin" / "sbatch.args");
+  std::string line;
+  std::getline(args, line);
+  EXPECT_EQ(line.rfind("--test-only --job-name=attune-cluster-check", 0), 0u) << line;
+  // A feature no node of the partition has, and a request Slurm refuses.
+  d.constraint = "ib&nvlink";
+  fake("sbatch", "if [ \"$1\" = --version ]; then echo 'slurm 22.05.8'; exit 0; fi\n"
+                 "echo 'sbatch: error: Batch job submission failed: Invalid feature specification' >&2; exit 1\n");
+  const auto bad = check_cluster(d, context());
+  EXPECT_FALSE(check_passed(bad));
+  EXPECT_EQ(find(bad, "constraint")->level, CheckLevel::Fail);
+  EXPECT_NE(find(bad, "constraint")->detail.find("nvlink"), std::string::npos) << find(bad, "constraint")->detail;
+  EXPECT_EQ(find(bad, "request")->level, CheckLevel::Fail);
+}
+
+// Typed gres asks for the type in a node's gres: a type only in the features
+// would be refused.
+TEST_F(ClusterCheckFakeSlurmTest, AGpuTypeOnlyInTheFeaturesFailsTypedGres) {
+  fake("sinfo", "if [ \"$1\" = --version ]; then echo 'slurm 22.05.8'; exit 0; fi\necho 'gpu|gpu:8|h100,ib|64'\n");
+  const ScopedPath path(bin());
+  ClusterDefinition d = def();
+  d.partitions = {{"gpu", "h100"}};
+  EXPECT_EQ(find(check_cluster(d, context()), "partition gpu")->level, CheckLevel::Fail);
+  d.typed_gres = false;
+  EXPECT_EQ(find(check_cluster(d, context()), "partition gpu")->level, CheckLevel::Ok);
 }
 
 TEST_F(ClusterCheckFakeSlurmTest, WrongPartitionGpuAndAccountFail) {
@@ -278,7 +332,7 @@ TEST_F(ClusterCheckFakeSlurmTest, AccountingDownOnlyWarns) {
 TEST_F(ClusterCheckFakeSlurmTest, PayloadSimBinaryMustBeExecutable) {
   const ScopedPath path(bin());
   ClusterDefinition d = def();
-  d.payload = "sim";
+  d.payload = Payload::Sim;
   const std::string not_executable = file("attune", "#!/bin/sh\n", false);
   const auto bad = check_cluster(d, context(not_executable));
   const CheckItem* payload = find(bad, "payload");
@@ -308,7 +362,7 @@ TEST_F(ClusterCheckFakeSlurmTest, PayloadSimBinaryMustBeExecutable) {
 // A directory is searchable (X_OK) but no program.
 TEST_F(ClusterCheckTest, PayloadBinaryThatIsADirectoryFails) {
   ClusterDefinition d = definition("mock", "slurm");
-  d.payload = "sim";
+  d.payload = Payload::Sim;
   d.slurm_conf = (dir_ / "no" / "slurm.conf").string();  // no Slurm command runs
   const auto items = check_cluster(d, context(bin()));
   ASSERT_NE(find(items, "payload"), nullptr) << listing(items);
@@ -317,7 +371,7 @@ TEST_F(ClusterCheckTest, PayloadBinaryThatIsADirectoryFails) {
 
 TEST_F(ClusterCheckTest, PayloadSimOnALocalClusterChecksTheBinaryToo) {
   ClusterDefinition d = definition("m", "local");
-  d.payload = "sim";
+  d.payload = Payload::Sim;
   const auto items = check_cluster(d, context(file("attune", "", false)));
   const CheckItem* payload = find(items, "payload");
   ASSERT_NE(payload, nullptr) << listing(items);

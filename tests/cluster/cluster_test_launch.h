@@ -71,6 +71,8 @@ inline std::string wrapper(const TestRun& t) {
     y += "}\n";
   }
   if (!t.workdir.empty()) y += "  workdir: " + quoted(t.workdir) + "\n";
+  // A launch script's default command runs in the Megatron-LM checkout.
+  else if (t.command.empty()) y += "  workdir: /\n";
   y += "  slurm: {";
   std::string slurm;
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{

@@ -3,6 +3,7 @@
 // kind, the Slurm request copied from the wrapper, steps and time limit (cut
 // by the budget), the caller's step estimate, the same spec when prepared
 // again, and the checks that refuse what cannot launch.
+#include "attune/cluster/backend_registry.h"
 #include "attune/cluster/launch.h"
 
 #include <gtest/gtest.h>
@@ -29,15 +30,6 @@ using recipe::Recipe;
 
 const std::string kScript = test::llama3_8b_script(8, 2);
 
-const char* kMegatronYaml = R"(MODEL_ARGS:
-  --tensor-model-parallel-size: 2
-  --micro-batch-size: 1
-  --global-batch-size: 64
-  --num-layers: 32
-  --num-attention-heads: 32
-  --seq-length: 4096
-  --bf16: true
-)";
 
 const char* kTitan = R"([model]
 name = "llama3"
@@ -88,7 +80,7 @@ ClusterDefinition definition(const std::string& name, const std::string& backend
   ClusterDefinition d;
   d.name = name;
   d.backend = backend;
-  d.payload = payload;
+  d.payload = find_payload(payload)->payload;
   d.time_scale = time_scale;
   return d;
 }
@@ -102,10 +94,12 @@ class LaunchTest : public ::testing::Test {
  protected:
   std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
   // The Megatron script behind a wrapper with `extra` (launch, measure, ...).
+  // Without a launch section of its own, the script runs in a Megatron-LM checkout.
   Recipe megatron(const std::string& extra = "", const std::string& hardware = kHardware) {
     write("train.sh", kScript);
-    return Recipe::load(
-        write("train.attune.yaml", "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\n" + hardware + extra));
+    const std::string launch = extra.find("launch:") == std::string::npos ? "launch: {workdir: /opt/megatron-lm}\n" : "";
+    return Recipe::load(write("train.attune.yaml",
+                              "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\n" + hardware + launch + extra));
   }
   Recipe titan(const std::string& extra = "") {
     write("titan.toml", kTitan);
@@ -231,14 +225,15 @@ TEST_F(LaunchTest, TheScriptsOwnNodeVariablesCarryTheRunsCounts) {
                "NUM_NODES=${NUM_NODES:-1}\ntorchrun --nnodes $NUM_NODES --nproc_per_node ${PROCS:-8}");
   write("train.sh", text);
   Recipe r = Recipe::load(write("train.attune.yaml", "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\n"
-                                                     "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"));
+                                                     "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"
+                                                     "launch: {workdir: /opt/megatron-lm}\n"));
   RunSpec s = prepared(r, slurm(), request());
   EXPECT_EQ(s.env["NUM_NODES"], "2");
   EXPECT_EQ(s.env["PROCS"], "8");
   // The wrapper's own environment wins over what attune derives.
   Recipe pinned = Recipe::load(write("pinned.attune.yaml", "framework: megatron\nconfig: train.sh\nmodel: llama3-8b\n"
                                                            "hardware: {gpu: h100, nodes: 2, gpus_per_node: 8}\n"
-                                                           "launch: {env: {NUM_NODES: \"3\"}}\n"));
+                                                           "launch: {workdir: /x, env: {NUM_NODES: \"3\"}}\n"));
   EXPECT_EQ(prepared(pinned, slurm(), request()).env["NUM_NODES"], "3");
 }
 
@@ -300,28 +295,17 @@ TEST_F(LaunchTest, NodesFromTheFileWhenTheWrapperIsSilent) {
 
 using Argv = std::vector<std::string>;
 
-TEST_F(LaunchTest, DefaultCommandPerFramework) {
-  EXPECT_EQ(default_launch_command(megatron()), (Argv{"bash", "{config}"}));
-  EXPECT_EQ(default_launch_command(titan()),
-            (Argv{"torchrun", "-m", "torchtitan.train", "--job.config_file", "{config}"}));
-  EXPECT_EQ(default_launch_command(hyperpod()), Argv{});
-  recipe::RecipeOptions o;
-  o.hardware.nodes = 1;
-  const Recipe yaml = Recipe::load(write("model_config.yaml", kMegatronYaml), o);
-  ASSERT_EQ(yaml.dialect(), "yaml");
-  EXPECT_EQ(default_launch_command(yaml), (Argv{"torchrun", "pretrain_gpt.py", "--yaml-cfg", "{config}"}));
-}
-
+// The framework's own launch (recipe/framework_launch.h, tested there) with
+// the recipe as written to the run directory.
 TEST_F(LaunchTest, DefaultCommandGetsTheWrittenConfig) {
   for (const ClusterDefinition& c : {local(), slurm()}) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(prepared(megatron(), c, request()).command, (Argv{"bash", written("train.sh")}));
     EXPECT_EQ(prepared(titan(), c, request()).command,
               (Argv{"torchrun", "-m", "torchtitan.train", "--job.config_file", written("titan.toml")}));
-    recipe::RecipeOptions o;
-    o.hardware.nodes = 1;
-    EXPECT_EQ(prepared(Recipe::load(write("model_config.yaml", kMegatronYaml), o), c, request()).command,
-              (Argv{"torchrun", "pretrain_gpt.py", "--yaml-cfg", written("model_config.yaml")}));
+    // A module needs no checkout: it starts in the run directory, where what
+    // it writes relative to its working directory stays the run's.
+    EXPECT_EQ(prepared(titan(), c, request()).workdir, run_dir().string());
   }
 }
 
@@ -336,7 +320,10 @@ TEST_F(LaunchTest, WrapperCommandWinsWithEveryConfigReplaced) {
   }
 }
 
-TEST_F(LaunchTest, HyperPodNeedsALaunchCommandExceptOnSim) {
+// HyperPod's recipe is resolved and handed to the training adapter's entry
+// script, which lives in the adapter's checkout: without launch.workdir it
+// cannot be launched, except in-process or as `attune sim job`.
+TEST_F(LaunchTest, HyperPodNeedsTheAdaptersCheckoutExceptOnSim) {
   const Recipe r = hyperpod();
   for (const ClusterDefinition& c : {local(), slurm()}) {
     SCOPED_TRACE(c.name);
@@ -344,16 +331,54 @@ TEST_F(LaunchTest, HyperPodNeedsALaunchCommandExceptOnSim) {
       prepared(r, c, request());
       ADD_FAILURE() << "no InputError";
     } catch (const InputError& e) {
-      EXPECT_EQ(e.key(), "launch.command");
+      EXPECT_EQ(e.key(), "launch.workdir");
       EXPECT_EQ(e.where().file, r.wrapper_path());
-      EXPECT_NE(std::string(e.what()).find("launch.command"), std::string::npos) << e.what();
     }
   }
   EXPECT_TRUE(prepared(r, sim(), request()).command.empty());
   EXPECT_FALSE(prepared(r, mock(), request()).command.empty());  // `attune sim job` needs no command
-  const Recipe with = hyperpod("launch:\n  command: [torchrun, llama_pretrain.py, \"--config-path={config}\"]\n");
+  const RunSpec s = prepared(hyperpod("launch: {workdir: /opt/adapter}\n"), slurm(), request());
+  EXPECT_EQ(s.command, (Argv{"torchrun", "examples/custom_model/custom_pretrain.py",
+                             "--config-path=" + run_dir().string(), "--config-name=my-example-run_hydra.yaml"}));
+  EXPECT_EQ(s.unset_env, (Argv{"SLURM_NTASKS"}));
+  EXPECT_TRUE(fs::exists(written("my-example-run_hydra.yaml")));
+  const Recipe with = hyperpod("launch:\n  command: [torchrun, llama_pretrain.py, \"--config-path={config_dir}\", "
+                               "\"--config-name={config_name}\"]\n");
   EXPECT_EQ(prepared(with, slurm(), request()).command,
-            (Argv{"torchrun", "llama_pretrain.py", "--config-path=" + written("hf.yaml")}));
+            (Argv{"torchrun", "llama_pretrain.py", "--config-path=" + run_dir().string(),
+                  "--config-name=my-example-run_hydra.yaml"}));
+}
+
+// The cluster's environment is below the recipe's: the wrapper's launch.env wins.
+TEST_F(LaunchTest, TheClustersEnvironmentIsBelowTheRecipes) {
+  ClusterDefinition c = slurm();
+  c.env = {{"FI_PROVIDER", "efa"}, {"NCCL_DEBUG", "TRACE"}};
+  const RunSpec s = prepared(megatron(kFullLaunch), c, request());
+  EXPECT_EQ(s.env.at("FI_PROVIDER"), "efa");
+  EXPECT_EQ(s.env.at("NCCL_DEBUG"), "WARN");  // the recipe's
+}
+
+// Payload emulate: the recipe's own command, with the emulators first on
+// PATH and what they need to time the run.
+TEST_F(LaunchTest, EmulatePayloadRunsTheRecipesCommandUnderTheEmulators) {
+  ClusterDefinition c = definition("mock-emulate", "slurm", "emulate", 600);
+  c.emulators = (scratch_.path() / "emu").string();
+  fs::create_directories(scratch_.path() / "emu" / "bin");
+  LaunchRequest q = request();
+  q.truth_file = "truth.yaml";
+  const RunSpec s = prepared(megatron(kFullLaunch), c, q);
+  EXPECT_EQ(s.command, (Argv{"bash", written("train.sh")}));
+  EXPECT_TRUE(s.per_node);
+  EXPECT_EQ(s.env.at("PATH").rfind((scratch_.path() / "emu" / "bin").string() + ":", 0), 0u) << s.env.at("PATH");
+  EXPECT_EQ(s.env.at("ATTUNE_EMULATE_ATTUNE"), "/opt/attune/bin/attune");
+  EXPECT_EQ(s.env.at("ATTUNE_EMULATE_RECIPE"), written("train.attune.yaml"));
+  EXPECT_EQ(s.env.at("ATTUNE_EMULATE_TIME_SCALE"), "600");
+  EXPECT_EQ(s.env.at("ATTUNE_EMULATE_SEED"), "7");
+  EXPECT_EQ(s.env.at("ATTUNE_EMULATE_GPUS"), "8");
+  EXPECT_EQ(s.env.at("ATTUNE_EMULATE_TRUTH"), fs::absolute("truth.yaml").string());
+  // Without emulators where the definition says, nothing is launched.
+  c.emulators = (scratch_.path() / "none").string();
+  EXPECT_THROW(prepared(megatron(kFullLaunch), c, q), InputError);
 }
 
 // ---------------------------------------------------------------- local
@@ -382,7 +407,7 @@ TEST_F(LaunchTest, LocalIsOneNodeWithTorchrunDefaults) {
 }
 
 TEST_F(LaunchTest, LocalKeepsTheWrappersOwnTorchrunSettings) {
-  const RunSpec s = prepared(megatron("launch:\n  env: {PET_NPROC_PER_NODE: \"2\"}\n"), local(), request());
+  const RunSpec s = prepared(megatron("launch:\n  workdir: /opt/megatron-lm\n  env: {PET_NPROC_PER_NODE: \"2\"}\n"), local(), request());
   EXPECT_EQ(s.env.at("PET_NPROC_PER_NODE"), "2");
   EXPECT_EQ(s.env.at("PET_NNODES"), "1");
 }
@@ -411,7 +436,7 @@ TEST_F(LaunchTest, SlurmDefaultsWhenTheWrapperSaysNothing) {
   const RunSpec s = prepared(megatron(), slurm(), request());
   EXPECT_TRUE(s.per_node);
   EXPECT_TRUE(s.env.empty());  // no torchrun defaults: the batch script sets the rendezvous
-  EXPECT_EQ(s.workdir, "");
+  EXPECT_EQ(s.workdir, "/opt/megatron-lm");
   EXPECT_EQ(s.container_image, "");
   EXPECT_EQ(s.partition, "");
   EXPECT_TRUE(s.exclusive);

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "attune/util/error.h"
+#include "attune/gate/correctness_gate.h"
+#include "attune/recipe/recipe.h"
 #include "cluster_test_launch.h"
 #include "process_probe.h"
 
@@ -145,6 +147,43 @@ TEST_F(LocalClusterTest, StdoutAndStderrBothReachTheLog) {
   EXPECT_EQ(l.spec().log_path, (dir_ / "print" / "run.log").string());
   // The run was reaped: no zombie is left.
   EXPECT_FALSE(running(std::stoi(id.id)));
+}
+
+// What the framework runs before training (Axolotl's `axolotl preprocess`
+// for a recipe with datasets) runs first, in the same log; when it fails the
+// launch never starts and the run fails with its status. Variables the
+// contract unsets never reach the child.
+TEST_F(LocalClusterTest, PreparationRunsFirstAndItsFailureIsTheRuns) {
+  const std::filesystem::path bin = dir_ / "bin";
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin / "axolotl") << "#!/bin/sh\necho \"axolotl $1 $(basename $2)\"\nexit ${AXOLOTL_FAKE_STATUS:-0}\n";
+  std::filesystem::permissions(bin / "axolotl", std::filesystem::perms::owner_all);
+  std::filesystem::create_directories(dir_ / "src");
+  std::ofstream(dir_ / "src" / "ax.yaml") << "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\n"
+                                            "gradient_accumulation_steps: 1\nsequence_len: 2048\n"
+                                            "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n";
+  const auto prepare = [&](const std::string& name, const std::string& status) {
+    std::ofstream(dir_ / "src" / (name + ".attune.yaml"))
+        << "framework: axolotl\nconfig: ax.yaml\nmodel: llama3-8b\nhardware: {gpu: h100, nodes: 1, gpus_per_node: 1}\n"
+        << "launch:\n  command: [/bin/sh, -c, \"echo trained; echo unset=[${SLURM_NTASKS:-}]\"]\n"
+        << "  env: {PATH: \"" << bin.string() << ":/usr/bin:/bin\", AXOLOTL_FAKE_STATUS: \"" << status << "\"}\n";
+    const recipe::Recipe r = recipe::Recipe::load((dir_ / "src" / (name + ".attune.yaml")).string());
+    LaunchRequest q;
+    q.run_name = name;
+    q.run_dir = (dir_ / name).string();
+    return prepare_launch(gate::CorrectnessGate{}.approve(r, r), test_cluster("local", "local"), q);
+  };
+  const Launch ok = prepare("prep-ok", "0");
+  ASSERT_EQ(ok.spec().prepare.size(), 1u);
+  const RunId id = cluster_.submit(ok);
+  EXPECT_EQ(wait_final(id).state, RunState::Completed);
+  const std::string log = cluster_.log(id);
+  EXPECT_NE(log.find("axolotl preprocess ax.yaml\ntrained\n"), std::string::npos) << log;
+  const RunId bad = cluster_.submit(prepare("prep-bad", "4"));
+  const RunStatus st = wait_final(bad);
+  EXPECT_EQ(st.state, RunState::Failed);
+  EXPECT_EQ(st.reason, "exit status 4");
+  EXPECT_EQ(cluster_.log(bad).find("trained"), std::string::npos);
 }
 
 TEST_F(LocalClusterTest, LogIsAppendedNotTruncated) {

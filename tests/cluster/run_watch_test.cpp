@@ -346,6 +346,20 @@ TEST_F(RunWatchTest, TheClusterFinalStateIsReturnedAsItIs) {
   EXPECT_EQ(last_steps(), 2);
 }
 
+// Exit status 0 with no step in the log measured nothing: a framework that
+// logs its config error and exits 0 (HyperPod's adapter), a run resumed past
+// its last step. It is a failure, never a completed run.
+TEST_F(RunWatchTest, ExitZeroBeforeTheFirstStepIsAFailure) {
+  const Launch l = launch("empty", {"/bin/sh", "-c", "echo 'pydantic: 1 validation error for ConfigWithSMPForbid'; exit 0"});
+  const RunId id = cluster_.submit(l);
+  const RunStatus st = watch_run(cluster_, id, l.spec(), options_);
+  EXPECT_EQ(st.state, RunState::Failed);
+  EXPECT_EQ(st.reason, "exited before its first step (exit status 0, no step in its log)");
+  ASSERT_FALSE(progress_.empty());
+  EXPECT_EQ(progress_.back().state, RunState::Failed);
+  EXPECT_EQ(last_steps(), 0);
+}
+
 TEST_F(RunWatchTest, SimClusterRunsAreWatchedToo) {
   SimCluster sim;
   TestRun t;
@@ -458,7 +472,8 @@ TEST_F(RunWatchTest, PollIntervalGrowsAndResetsWhenTheLogGrows) {
   ScriptedCluster c;
   c.states = {RunState::Running, RunState::Running, RunState::Running, RunState::Running, RunState::Running,
               RunState::Completed};
-  c.logs = {"a\n", "a\n", "a\n", "a\nb\n", "a\nb\n", "a\nb\n"};
+  const std::string grown = "a\n" + megatron_line(1, 10) + "\n";
+  c.logs = {"a\n", "a\n", "a\n", grown, grown, grown};
   std::vector<double> pauses;
   options_.poll_min_s = 1;
   options_.poll_max_s = 3;

@@ -148,16 +148,23 @@ TEST(SbatchScriptTest, GpuTypeAndConstraint) {
   // Default partition "gpu" has no GPU type in the map: just a count.
   EXPECT_TRUE(has_option(sbatch_job(s, mock_def()), "--gpus-per-node=8"));
   EXPECT_FALSE(has_option_prefix(sbatch_job(s, mock_def()), "--constraint="));
-  // spec.gpu: the type and the feature.
+  // spec.gpu: the type in the gres request; no feature is asked for (a
+  // cluster whose nodes have no such feature would refuse the job).
   s.gpu = "b200";
   SbatchJob job = sbatch_job(s, mock_def());
   EXPECT_TRUE(has_option(job, "--gpus-per-node=b200:8"));
-  EXPECT_TRUE(has_option(job, "--constraint=b200"));
+  EXPECT_FALSE(has_option_prefix(job, "--constraint="));
   EXPECT_TRUE(has_option(job, "--partition=gpu"));
-  // An explicit constraint wins.
+  // The recipe's constraint, else the cluster's, is sent as given.
+  ClusterDefinition with = mock_def();
+  with.constraint = "ib";
+  EXPECT_TRUE(has_option(sbatch_job(s, with), "--constraint=ib"));
   s.constraint = "b200&ib";
-  job = sbatch_job(s, mock_def());
+  job = sbatch_job(s, with);
   EXPECT_TRUE(has_option(job, "--constraint=b200&ib"));
+  // Untyped gres: the count alone.
+  with.typed_gres = false;
+  EXPECT_TRUE(has_option(sbatch_job(s, with), "--gpus-per-node=8"));
   // The partition's GPU type when the spec names none.
   RunSpec p = basic_spec();
   p.partition = "h200";
@@ -289,15 +296,19 @@ TEST(SbatchScriptTest, ContainerNeedsPyxis) {
   d.container = "pyxis";
   s.container_mounts = {"/data:/data:ro", "/it's:/x"};
   SbatchJob job = sbatch_job(s, d);
+  // The run directory (the recipe, the log) is mounted at its own path, and
+  // the job's rendezvous variables keep their values over the image's.
   EXPECT_NE(job.script.find("srun --ntasks-per-node=1 --kill-on-bad-exit=1 "
                             "--container-image='nvcr.io/nvidia/pytorch:24.01-py3' "
-                            "--container-mounts='/data:/data:ro,/it'\\''s:/x' bash -c"),
+                            "--container-mounts='/data:/data:ro,/it'\\''s:/x,/tmp/logs:/tmp/logs' "
+                            "--container-env='MASTER_ADDR,MASTER_PORT,NNODES,GPUS_PER_NODE,PET_NNODES,"
+                            "PET_NPROC_PER_NODE,PET_RDZV_BACKEND,PET_RDZV_ENDPOINT,PET_RDZV_ID' bash -c"),
             std::string::npos)
       << job.script;
   s.per_node = false;
   job = sbatch_job(s, d);
   EXPECT_NE(job.script.find("exec srun --nodes=1 --ntasks=1 --container-image='nvcr.io/nvidia/pytorch:24.01-py3' "
-                            "--container-mounts='/data:/data:ro,/it'\\''s:/x' 'torchrun' 'train.py'"),
+                            "--container-mounts='/data:/data:ro,/it'\\''s:/x,/tmp/logs:/tmp/logs' 'torchrun' 'train.py'"),
             std::string::npos)
       << job.script;
   s.container_mounts = {"/a:/b,/c:/d"};
@@ -305,6 +316,76 @@ TEST(SbatchScriptTest, ContainerNeedsPyxis) {
   s.container_mounts = {};
   s.container_image = "img\nx";
   EXPECT_EQ(error_of(s, d), "run 'run-1': container_image contains a control character");
+}
+
+// pyxis: the working directory is the image's (srun --container-workdir, not
+// sbatch --chdir or a cd on the host), the recipe's environment is passed
+// with --container-env so the image's ENV cannot override it, and the home
+// directory stays unmounted when the cluster says so.
+TEST(SbatchScriptTest, ContainerWorkdirEnvironmentAndHome) {
+  RunSpec s = basic_spec();
+  s.container_image = "nvcr.io/nvidia/nemo:25.09";
+  s.workdir = "/opt/Megatron-LM";
+  s.env = {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"}, {"NCCL_DEBUG", "WARN"}};
+  ClusterDefinition d = mock_def();
+  d.container = "pyxis";
+  d.mount_home = false;
+  const SbatchJob job = sbatch_job(s, d);
+  EXPECT_FALSE(has_option_prefix(job, "--chdir="));
+  EXPECT_EQ(job.script.find("cd -- "), std::string::npos) << job.script;
+  EXPECT_NE(job.script.find(" --container-workdir='/opt/Megatron-LM' --no-container-mount-home "
+                            "--container-env='NCCL_DEBUG,PYTORCH_CUDA_ALLOC_CONF,MASTER_ADDR,"),
+            std::string::npos)
+      << job.script;
+}
+
+// What the cluster definition adds to every job: CPUs per task on sbatch and
+// on each srun (Slurm 22.05 and 23.02 no longer pass sbatch's on), extra
+// sbatch and srun arguments as argv elements, and a rendezvous port of its
+// choosing (or one from the job id).
+TEST(SbatchScriptTest, ClusterOptionsReachSbatchAndSrun) {
+  RunSpec s = basic_spec();
+  s.prepare = {{"axolotl", "preprocess", "/runs/x/cfg.yaml"}};
+  s.unset_env = {"SLURM_NTASKS"};
+  ClusterDefinition d = mock_def();
+  d.cpus_per_task = 24;
+  d.sbatch_args = {"--reservation=llm", "--comment=it's mine"};
+  d.srun_args = {"--mpi=none", "--cpu-bind=none"};
+  d.rendezvous_port = 41000;
+  SbatchJob job = sbatch_job(s, d);
+  EXPECT_TRUE(has_option(job, "--cpus-per-task=24"));
+  ASSERT_GE(job.options.size(), 2u);
+  EXPECT_EQ(job.options[job.options.size() - 2], "--reservation=llm");
+  EXPECT_EQ(job.options.back(), "--comment=it's mine");
+  const std::string& t = job.script;
+  EXPECT_NE(t.find("export MASTER_PORT=41000\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\nsrun --nodes=1 --ntasks=1 --cpus-per-task=24 '--mpi=none' '--cpu-bind=none' 'axolotl' "
+                   "'preprocess' '/runs/x/cfg.yaml' || exit $?\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("\nsrun --ntasks-per-node=1 --kill-on-bad-exit=1 --cpus-per-task=24 '--mpi=none' "
+                   "'--cpu-bind=none' bash -c 'export NODE_RANK=$SLURM_NODEID; unset SLURM_NTASKS; exec \"$@\"' "
+                   "attune-launch 'torchrun'"),
+            std::string::npos)
+      << t;
+  EXPECT_LT(t.find("'preprocess'"), t.find("attune-launch"));  // preprocessing first
+  d.rendezvous_port = 0;
+  EXPECT_NE(sbatch_job(s, d).script.find("export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n"), std::string::npos);
+  // Without any of them, nothing extra is sent.
+  job = sbatch_job(basic_spec(), mock_def());
+  EXPECT_FALSE(has_option_prefix(job, "--cpus-per-task"));
+  EXPECT_EQ(job.script.find("--cpus-per-task"), std::string::npos);
+  EXPECT_EQ(job.script.find("unset"), std::string::npos);
+  // A name that is no variable's is refused.
+  s.unset_env = {"A;B"};
+  EXPECT_NE(error_of(s, d).find("unset_env name 'A;B'"), std::string::npos);
+  // The script with all of it parses.
+  TempDir dir;
+  const auto path = dir.path() / "job.sbatch";
+  s.unset_env = {"SLURM_NTASKS"};
+  std::ofstream(path) << sbatch_job(s, d).script;
+  const ProcessResult r = run_process({"/bin/bash", "-n", path.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(SbatchScriptTest, PerNodeScript) {

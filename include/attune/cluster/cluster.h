@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "attune/cluster/launch.h"
 #include "attune/cluster/run.h"
@@ -49,11 +50,11 @@ class ClusterError : public std::runtime_error {
 // kind of cluster (a sim launch has no command, a local one no Slurm
 // request) or, when `cluster` is given, for another cluster of the kind,
 // is refused rather than half run.
-inline void require_prepared_for(const Launch& launch, const std::string& backend, const std::string& cluster = "") {
+inline void require_prepared_for(const Launch& launch, std::string_view backend, const std::string& cluster = "") {
   if (launch.backend() != backend || (!cluster.empty() && launch.cluster_name() != cluster))
     throw ClusterError("run '" + launch.spec().name + "' was prepared for cluster '" + launch.cluster_name() +
                        "' (backend " + launch.backend() + "), not for " +
-                       (cluster.empty() ? "a " + backend + " cluster" : "cluster '" + cluster + "'"));
+                       (cluster.empty() ? "a " + std::string(backend) + " cluster" : "cluster '" + cluster + "'"));
 }
 
 }  // namespace attune::cluster

@@ -1,9 +1,11 @@
 // Launch: a run ready to submit, and prepare_launch, the one way to make one.
 // prepare_launch takes an approved recipe and a cluster definition, writes the
 // recipe as it will run into the run's directory (recipe/recipe_files.h),
-// picks the command (the wrapper's launch.command, else the framework's usual
-// launch; on a cluster whose payload is `sim`, `attune sim job` on the written
-// recipe), and fills in the Slurm request, the time limit (the recipe's, cut
+// takes the framework's launch from its adapter (recipe/framework_launch.h:
+// the command, the environment over the cluster's, what must run first; on a
+// cluster whose payload is `sim`, `attune sim job` on the written recipe; with
+// payload `emulate`, the same command with the framework emulators first on
+// PATH), and fills in the Slurm request, the time limit (the recipe's, cut
 // to what the budget can pay for), the steps and the expected step time the
 // hang watchdog needs.
 //
@@ -39,8 +41,8 @@ struct LaunchRequest {
   // caller estimates it (campaign/step_estimate.h): the cluster module knows
   // nothing of the simulator.
   double expected_step_s = 0;
-  // Payload `sim` only: the attune binary the job runs, the scenario's hidden
-  // truth file it passes on, and the seed of this launch's noise.
+  // Payloads `sim` and `emulate`: the attune binary the job runs, the
+  // scenario's hidden truth file it passes on, and the seed of this launch's noise.
   std::string attune_binary;
   std::string truth_file;
   std::uint64_t seed = 0;           // 0: the backend draws from its own campaign seed (a sim payload: 1)
@@ -77,11 +79,5 @@ class Launch final {
   std::string cluster_;
   std::string backend_;
 };
-
-// The framework's usual launch, with "{config}" where the recipe file goes
-// (Megatron-LM scripts: `bash {config}`; torchtitan: `torchrun -m
-// torchtitan.train --job.config_file {config}`; ...). Empty for HyperPod,
-// whose recipes its own launcher submits: the wrapper must say launch.command.
-std::vector<std::string> default_launch_command(const recipe::Recipe& r);
 
 }  // namespace attune::cluster

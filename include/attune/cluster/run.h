@@ -48,6 +48,10 @@ struct RunSpec {
   std::string log_path;                 // where the run's log is written
   std::vector<std::string> command;     // argv of the launch (local, slurm); never run through a shell
   std::map<std::string, std::string> env;
+  std::vector<std::string> unset_env;   // removed from the command's environment (HyperPod: SLURM_NTASKS)
+  // Commands run once, on one node, before the launch (Axolotl's preprocess);
+  // the run fails when one does.
+  std::vector<std::vector<std::string>> prepare;
   std::string workdir;                  // where the command starts ("" = attune's working directory)
   int steps = 50;                       // steps a simulated run prints
   double expected_step_s = 0;           // for the hang watchdog (0 = unknown)
@@ -77,6 +81,11 @@ struct RunStatus {
   RunState state = RunState::Pending;
   std::string reason;                   // the backend's words for a final state
   double elapsed_s = 0;                 // wall time charged so far (start-up included)
+  // A run attune stopped once it had measured enough: the bytes of its log
+  // the measurement covers (0 = the whole log). What the run printed after
+  // that is the stop's aftermath (a launcher's report of SIGTERM), no
+  // failure of the run.
+  std::uint64_t measured_log_bytes = 0;
 };
 
 // GPU-hours a run is charged: nodes x GPUs per node x elapsed, failed runs too.

@@ -114,11 +114,13 @@ struct WatchOptions {
 };
 
 // Waits until the run ends and returns its final status: the cluster's own
-// as soon as a poll reports a final state; Hang (reason "no new step for N s
+// as soon as a poll reports a final state (but Completed with no step in the
+// log is Failed, "exited before its first step"); Hang (reason "no new step for N s
 // (expected step time X s)", N in the cluster's seconds) or Timeout (past the
 // bound) after cancelling it; Cancelled "interrupted" after cancelling it on
 // `interrupted`; Completed "stopped after N steps: enough to measure" after
-// cancelling it at stop_after_steps. A run that ended by itself while being cancelled reports how
+// cancelling it at stop_after_steps, with the bytes of the log read by then
+// (RunStatus::measured_log_bytes). A run that ended by itself while being cancelled reports how
 // it ended. elapsed_s is the cluster's, from a poll after the cancel.
 // ClusterError from poll or log is retried up to 3 times with backoff, then
 // rethrown.

@@ -5,6 +5,7 @@
 // code.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,9 @@ struct DiagnoseOptions {
   int world = 0;                          // GPUs in the job
   long long seq_len = 0;
   long long global_batch = 0;             // samples per step (when the log does not print it)
+  // > 0: read only the first this many bytes of each log: what a measurement
+  // covered (RunStatus::measured_log_bytes), not the stop's aftermath.
+  std::uint64_t log_bytes = 0;
 };
 
 struct Diagnosis {

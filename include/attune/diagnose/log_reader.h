@@ -52,6 +52,10 @@ class LogReader {
   struct Limits {
     std::uint64_t max_log_bytes = kMaxLogBytes;
     std::size_t max_line_bytes = kMaxLineBytes;
+    // > 0: read_file() reads the first this many bytes only (of the text,
+    // decompressed): the part of a log a measurement covered, without what
+    // the run printed after attune decided to stop it.
+    std::uint64_t read_bytes = 0;
   };
 
   explicit LogReader(Callback on_line);

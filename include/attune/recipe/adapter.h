@@ -20,6 +20,15 @@
 namespace attune::recipe {
 
 class Recipe;
+struct FrameworkLaunch;
+struct WrittenRecipe;
+
+// A file the framework's own launcher makes of the recipe before the training
+// process reads it (HyperPod's launcher resolves the recipe's interpolations).
+struct LaunchedFile {
+  std::string name;  // file name in the run directory
+  std::string text;
+};
 
 // How a framework arrives at the global batch (docs/architecture.md, "Global batch rules").
 enum class BatchRule {
@@ -79,6 +88,20 @@ class Adapter {
 
   // Validity rules on a plan of this recipe.
   std::vector<RuleViolation> validate(const Recipe& recipe, const Plan& plan) const;
+
+  // Whether setting document key `key` to `value` is written by removing the
+  // key: Megatron's CI harness turns a MODEL_ARGS flag set to false into
+  // `--flag false`, which argparse refuses, so a flag turned off is left out.
+  virtual bool written_as_absent(const Recipe&, const std::string&, const Value&) const { return false; }
+
+  // The framework's launch contract (framework_launch.h) for the recipe as
+  // written to `files`: its usual command (when the wrapper gives none), the
+  // environment, the steps before training. Throws InputError when the
+  // recipe cannot be launched as written.
+  virtual FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const = 0;
+  // What the framework's own launcher would hand the training process instead
+  // of the recipe file; nullopt: the recipe file itself.
+  virtual std::optional<LaunchedFile> launched_file(const Recipe& recipe, const std::string& dir) const;
 
   // The key changes that set canonical lever `lever` to `value` (most levers
   // are one key; recompute may touch several). Throws InputError on a bad value.

@@ -7,6 +7,9 @@
 //
 //   launch:
 //     command: [torchrun, pretrain_gpt.py, --yaml-cfg, "{config}"]   # "{config}": the recipe file as launched
+//     args: [/data/llama, /ckpt]          # positional arguments of a launch script (with the default command)
+//     recipe: llama32_1b_pretrain_config  # Megatron-Bridge: the recipe an override file applies to
+//     base_results_dir: /fsx/results      # HyperPod: the launcher's base_results_dir (default: the run directory)
 //     workdir: /opt/megatron-lm
 //     env: {CUDA_DEVICE_MAX_CONNECTIONS: "1"}
 //     container: {image: nvcr.io/nvidia/nemo:25.09, mounts: ["/lustre:/lustre"]}
@@ -24,6 +27,9 @@ namespace attune::recipe {
 
 struct LaunchSettings {
   std::vector<std::string> command;  // empty: the framework's default launch
+  std::vector<std::string> args;     // appended to the framework's default launch (a script's positional arguments)
+  std::string recipe;                // Megatron-Bridge: the recipe function an override file applies to
+  std::string base_results_dir;      // HyperPod: what the launcher's base_results_dir would be ("" = the run directory)
   std::string workdir;
   std::map<std::string, std::string> env;
   std::string container_image;

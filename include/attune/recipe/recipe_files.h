@@ -1,7 +1,10 @@
 // Writing a recipe as it will run: the framework's file with every edit, under
 // its own file name, and beside it an attune wrapper that names it with the
 // model, hardware, launch and measure settings, so the written pair loads back
-// (Recipe::load) as the same recipe. A launched run's directory holds these.
+// (Recipe::load) as the same recipe; and, where the framework's own launcher
+// would turn the recipe into another file before training reads it
+// (HyperPod's resolved recipe), that file too. A launched run's directory
+// holds these.
 #pragma once
 
 #include <string>
@@ -11,8 +14,10 @@
 namespace attune::recipe {
 
 struct WrittenRecipe {
-  std::string config;   // the framework file
-  std::string wrapper;  // <stem>.attune.yaml beside it
+  std::string dir;       // where they are
+  std::string config;    // the framework file
+  std::string wrapper;   // <stem>.attune.yaml beside it
+  std::string launched;  // the file the training process reads: `config`, or its launcher's version of it
 };
 
 // Where an edited recipe asked to go to `out` is written: `out`, unless `out`
@@ -31,7 +36,7 @@ struct FileEdit {
 FileEdit edit_recipe_file(const std::string& file, const RecipeOptions& options, const std::string& lever,
                           const std::string& value, bool allow_new_key, const std::string& out);
 
-// Writes both files into `dir` (created), each atomically. Throws
+// Writes the files into `dir` (created), each atomically. Throws
 // std::runtime_error when a file cannot be written. Not `durable`: not fsynced.
 WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir, bool durable = true);
 

@@ -31,7 +31,10 @@
 
 #include <fmt/format.h>
 
+#include "attune/util/error.h"
+#include "attune/util/file.h"
 #include "attune/util/process_parts.h"
+#include "attune/util/shell_quote.h"
 
 extern char** environ;
 
@@ -278,11 +281,34 @@ std::string resolve_program(const std::string& program, const std::string& path,
 std::vector<std::string> child_environment(const RunSpec& spec) {
   std::map<std::string, std::string> env = spec.env;
   env[kRunNameVariable] = spec.name;
+  std::vector<std::string> out;
   try {
-    return environment_with(env);
+    out = environment_with(env);
   } catch (const std::invalid_argument& e) {
     throw ClusterError(fmt::format("run '{}': {}", spec.name, e.what()));
   }
+  for (const auto& name : spec.unset_env) {
+    std::erase_if(out, [&](const std::string& kv) { return kv.compare(0, name.size() + 1, name + "=") == 0; });
+  }
+  return out;
+}
+
+// A run with commands before its launch (RunSpec::prepare) starts as a bash
+// script beside its log that runs them in turn, each quoted word for word,
+// and then execs the launch: the run's one process group and exit status
+// cover them all.
+std::vector<std::string> command_with_preparation(const RunSpec& spec) {
+  if (spec.prepare.empty()) return spec.command;
+  std::string text = "#!/bin/bash\n# attune run '" + spec.name + "': what runs before the launch, then the launch\nset -u\n";
+  for (const auto& step : spec.prepare) text += quoted_words(step) + " || exit $?\n";
+  text += "exec " + quoted_words(spec.command) + "\n";
+  const std::string path = std::filesystem::absolute(spec.log_path).string() + ".sh";
+  try {
+    write_file_atomic(path, text);
+  } catch (const InputError& e) {
+    throw ClusterError(fmt::format("run '{}': cannot write '{}': {}", spec.name, path, e.message()));
+  }
+  return {"/bin/bash", path};
 }
 
 // What the child writes to the report pipe when a step before exec fails.
@@ -385,7 +411,7 @@ std::string LocalCluster::exit_file(const RunSpec& spec) {
 }
 
 RunId LocalCluster::submit(const Launch& launch) {
-  require_prepared_for(launch, "local");
+  require_prepared_for(launch, kBackend);
   const RunSpec& spec = launch.spec();  // what prepare_launch built from the approved recipe
   if (spec.command.empty()) throw ClusterError(fmt::format("run '{}': no command to launch", spec.name));
   if (spec.log_path.empty()) throw ClusterError(fmt::format("run '{}': no log path", spec.name));
@@ -400,8 +426,8 @@ RunId LocalCluster::submit(const Launch& launch) {
   } else {
     path = kDefaultPath;
   }
-  const std::string program = resolve_program(spec.command[0], path, spec.name);
-  std::vector<std::string> args = spec.command;
+  std::vector<std::string> args = command_with_preparation(spec);
+  const std::string program = resolve_program(args[0], path, spec.name);
   std::vector<char*> argv = c_strings(args);
   std::vector<char*> envp = c_strings(env);
 

@@ -85,7 +85,7 @@ SimCluster::SimCluster(sim::Perturbation truth, std::uint64_t campaign_seed, Sim
     : truth_(std::move(truth)), seed_(campaign_seed), watchdog_(watchdog) {}
 
 RunId SimCluster::submit(const Launch& launch) {
-  require_prepared_for(launch, "sim");
+  require_prepared_for(launch, kBackend);
   const RunSpec& spec = launch.spec();
   if (spec.log_path.empty()) throw ClusterError("run '" + spec.name + "': no log path");
   const sim::Workload w = sim::workload_from_recipe(launch.recipe());

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "attune/cluster/cluster.h"
+#include "attune/util/shell_quote.h"
 
 namespace attune::cluster {
 
@@ -50,22 +52,15 @@ bool is_plain_name(std::string_view name) {
   return true;
 }
 
-std::string quoted_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) {
-    if (!out.empty()) out += ' ';
-    out += shell_quote(w);
-  }
-  return out;
-}
 
 // The rendezvous of one launcher per node: attune's fixed text, with the GPU
-// count the only value in it (an int).
-std::string per_node_rendezvous(int gpus_per_node) {
+// count and the port the only values in it (ints).
+std::string per_node_rendezvous(int gpus_per_node, int rendezvous_port) {
+  const std::string port = rendezvous_port > 0 ? std::to_string(rendezvous_port) : "$((20000 + SLURM_JOB_ID % 20000))";
   return fmt::format(R"(# One launcher per node: rendezvous from Slurm's allocation (torchrun reads PET_*).
 MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
 export MASTER_ADDR
-export MASTER_PORT=29500
+export MASTER_PORT={}
 export NNODES=$SLURM_JOB_NUM_NODES
 export GPUS_PER_NODE={}
 export PET_NNODES=$NNODES
@@ -74,25 +69,45 @@ export PET_RDZV_BACKEND=c10d
 export PET_RDZV_ENDPOINT=$MASTER_ADDR:$MASTER_PORT
 export PET_RDZV_ID=$SLURM_JOB_ID
 )",
-                     gpus_per_node);
+                     port, gpus_per_node);
+}
+
+// The names the rendezvous above exports, which a container's image must not override.
+const char* const kRendezvousNames[] = {"MASTER_ADDR", "MASTER_PORT", "NNODES", "GPUS_PER_NODE", "PET_NNODES",
+                                        "PET_NPROC_PER_NODE", "PET_RDZV_BACKEND", "PET_RDZV_ENDPOINT", "PET_RDZV_ID"};
+
+// pyxis's options for every srun of the job: the image, its mounts with the
+// run directory at its own path (the recipe and the log live there), the
+// working directory inside the image, the home directory's mount, and the
+// variables whose values the job's, not the image's, must be.
+std::string container_options(const RunSpec& spec, const ClusterDefinition& def, const std::string& run_dir) {
+  std::string out = " --container-image=" + shell_quote(spec.container_image);
+  std::vector<std::string> mounts = spec.container_mounts;
+  if (!run_dir.empty()) mounts.push_back(run_dir + ":" + run_dir);
+  std::string joined;
+  for (const auto& m : mounts) joined += (joined.empty() ? "" : ",") + m;
+  out += " --container-mounts=" + shell_quote(joined);
+  if (!spec.workdir.empty()) out += " --container-workdir=" + shell_quote(spec.workdir);
+  if (!def.mount_home) out += " --no-container-mount-home";
+  std::vector<std::string> names;
+  for (const auto& [name, value] : spec.env) names.push_back(name);
+  if (spec.per_node) names.insert(names.end(), std::begin(kRendezvousNames), std::end(kRendezvousNames));
+  std::string env;
+  for (const auto& n : names) env += (env.empty() ? "" : ",") + n;
+  if (!env.empty()) out += " --container-env=" + shell_quote(env);
+  return out;
+}
+
+// The options every srun of the job takes: CPUs per task (since Slurm 22.05
+// srun no longer inherits sbatch's) and the cluster's own srun arguments.
+std::string srun_options(const ClusterDefinition& def) {
+  std::string out;
+  if (def.cpus_per_task > 0) out += fmt::format(" --cpus-per-task={}", def.cpus_per_task);
+  for (const auto& a : def.srun_args) out += " " + shell_quote(a);
+  return out;
 }
 
 }  // namespace
-
-std::string shell_quote(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '\'';
-  for (const char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
 
 long long sbatch_time_minutes(double time_limit_s, double time_scale) {
   if (!(time_limit_s > 0)) return 0;
@@ -142,7 +157,9 @@ SbatchJob sbatch_job(const RunSpec& spec, const ClusterDefinition& def) {
   if (req.gpu.empty()) {
     if (const auto it = def.partitions.find(req.partition); it != def.partitions.end()) req.gpu = it->second;
   }
-  req.constraint = spec.constraint.empty() ? spec.gpu : spec.constraint;
+  // Sent only when asked for: a node feature is the cluster's vocabulary, not
+  // a GPU type's (typed gres already asks for the GPUs).
+  req.constraint = spec.constraint.empty() ? def.constraint : spec.constraint;
   req.time_minutes = sbatch_time_minutes(spec.time_limit_s, def.time_scale);
 
   check_option_value(spec, "partition", req.partition);
@@ -163,6 +180,15 @@ SbatchJob sbatch_job(const RunSpec& spec, const ClusterDefinition& def) {
         spec.log_path));
   for (std::size_t i = 0; i < spec.command.size(); ++i)
     check_script_value(spec, fmt::format("command argument {}", i), spec.command[i]);
+  for (const auto& name : spec.unset_env) {
+    if (!is_env_name(name))
+      throw ClusterError(fmt::format("run '{}': unset_env name '{}' is not a valid variable name", spec.name, name));
+  }
+  for (const auto& step : spec.prepare) {
+    if (step.empty() || step[0].empty() || step[0][0] == '-')
+      throw ClusterError(fmt::format("run '{}': a command to run before training has no program", spec.name));
+    for (const auto& a : step) check_script_value(spec, "a command run before training", a);
+  }
   for (const auto& [key, value] : spec.env) {
     if (!is_env_name(key))
       throw ClusterError(fmt::format("run '{}': env name '{}' is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)",
@@ -188,7 +214,7 @@ SbatchJob sbatch_job(const RunSpec& spec, const ClusterDefinition& def) {
   o.push_back("--parsable");
   o.push_back("--job-name=" + spec.name);
   o.push_back(fmt::format("--nodes={}", spec.nodes));
-  if (!req.gpu.empty()) {
+  if (!req.gpu.empty() && def.typed_gres) {
     o.push_back(fmt::format("--gpus-per-node={}:{}", req.gpu, spec.gpus_per_node));
   } else {
     o.push_back(fmt::format("--gpus-per-node={}", spec.gpus_per_node));
@@ -198,12 +224,15 @@ SbatchJob sbatch_job(const RunSpec& spec, const ClusterDefinition& def) {
   if (!req.account.empty()) o.push_back("--account=" + req.account);
   if (!req.qos.empty()) o.push_back("--qos=" + req.qos);
   if (req.time_minutes > 0) o.push_back(fmt::format("--time={}", req.time_minutes));
+  if (def.cpus_per_task > 0) o.push_back(fmt::format("--cpus-per-task={}", def.cpus_per_task));
   if (spec.exclusive) o.push_back("--exclusive");
   o.push_back("--no-requeue");
   o.push_back("--output=" + slurm_filename(spec.log_path));
   o.push_back("--error=" + slurm_filename(spec.log_path));
   o.push_back("--open-mode=append");
-  if (!spec.workdir.empty()) o.push_back("--chdir=" + spec.workdir);
+  // A container's working directory is inside its image: srun's, not the batch script's.
+  if (!spec.workdir.empty() && !container) o.push_back("--chdir=" + spec.workdir);
+  for (const auto& a : def.sbatch_args) o.push_back(a);
 
   // ------------------------------------------------------------ script
   std::string s = "#!/bin/bash\n";
@@ -212,26 +241,23 @@ SbatchJob sbatch_job(const RunSpec& spec, const ClusterDefinition& def) {
   for (const auto& opt : o) s += "#   " + opt + "\n";
   s += "set -u\n";
   for (const auto& [key, value] : spec.env) s += "export " + key + "=" + shell_quote(value) + "\n";
-  if (!spec.workdir.empty()) s += "cd -- " + shell_quote(spec.workdir) + " || exit 1\n";
+  if (!spec.workdir.empty() && !container) s += "cd -- " + shell_quote(spec.workdir) + " || exit 1\n";
 
-  std::string container_flags;
-  if (container) {
-    container_flags = " --container-image=" + shell_quote(spec.container_image);
-    if (!spec.container_mounts.empty()) {
-      std::string mounts;
-      for (const auto& m : spec.container_mounts) {
-        if (!mounts.empty()) mounts += ',';
-        mounts += m;
-      }
-      container_flags += " --container-mounts=" + shell_quote(mounts);
-    }
-  }
+  const std::string run_dir = std::filesystem::path(spec.log_path).parent_path().string();
+  const std::string container_flags = container ? container_options(spec, def, run_dir) : "";
+  const std::string srun_flags = srun_options(def);
   if (spec.per_node) {
-    s += per_node_rendezvous(spec.gpus_per_node);
-    s += "srun --ntasks-per-node=1 --kill-on-bad-exit=1" + container_flags +
-         " bash -c 'export NODE_RANK=$SLURM_NODEID; exec \"$@\"' attune-launch " + quoted_words(spec.command) + "\n";
+    s += per_node_rendezvous(spec.gpus_per_node, def.rendezvous_port);
+    for (const auto& step : spec.prepare) {
+      s += "# Before training, once:\n";
+      s += "srun --nodes=1 --ntasks=1" + srun_flags + container_flags + " " + quoted_words(step) + " || exit $?\n";
+    }
+    std::string unset;
+    for (const auto& name : spec.unset_env) unset += "unset " + name + "; ";
+    s += "srun --ntasks-per-node=1 --kill-on-bad-exit=1" + srun_flags + container_flags + " bash -c 'export NODE_RANK=$SLURM_NODEID; " +
+         unset + "exec \"$@\"' attune-launch " + quoted_words(spec.command) + "\n";
   } else if (container) {
-    s += "exec srun --nodes=1 --ntasks=1" + container_flags + " " + quoted_words(spec.command) + "\n";
+    s += "exec srun --nodes=1 --ntasks=1" + srun_flags + container_flags + " " + quoted_words(spec.command) + "\n";
   } else {
     s += "exec " + quoted_words(spec.command) + "\n";
   }

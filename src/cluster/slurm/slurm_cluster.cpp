@@ -113,7 +113,7 @@ SlurmCluster::Run& SlurmCluster::find(const RunId& id) {
 }
 
 RunId SlurmCluster::submit(const Launch& launch) {
-  require_prepared_for(launch, "slurm", def_.name);
+  require_prepared_for(launch, kBackend, def_.name);
   RunSpec s = launch.spec();  // the batch script's command, environment and request: the approved recipe's
   if (!s.log_path.empty()) {
     std::error_code ec;

@@ -2,6 +2,8 @@
 // "step: N  loss: x  grad_norm: x  memory: xGiB(p%)  tps: 1,234  tflops: x  mfu: x%"
 // (older versions without grad_norm, "mfu: N/A" under FP8), and the [GC],
 // profiler-dump, checkpoint and validation lines that disturb the steps around them.
+#include <algorithm>
+
 #include "parse_util.h"
 
 namespace attune::diagnose::detail {
@@ -98,6 +100,11 @@ class TorchtitanParser : public LogParser {
     for_each_titan_field(line.text.substr(p), [&](std::string_view k, std::string_view v) {
       apply_field(k, v, s, sink);
     });
+    // Every rank logs each step (torchtitan/components/metrics.py): a step
+    // number already read is another rank's copy of that step, whatever
+    // order the ranks' lines reach the log in.
+    if (s.step > 0 && s.step <= last_step_) return;
+    last_step_ = std::max(last_step_, s.step);
     s.line = line.line;
     s.steps_in_interval = steps_.interval(s.step);  // averages over log_freq steps
     max_into(sink.peak_mem_reserved_gib, s.mem_max_reserved_gib);
@@ -106,6 +113,7 @@ class TorchtitanParser : public LogParser {
 
  private:
   StepCounter steps_;
+  long last_step_ = 0;
 };
 
 }  // namespace

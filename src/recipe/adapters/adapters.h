@@ -3,6 +3,7 @@
 #pragma once
 
 #include "attune/recipe/adapter.h"
+#include "attune/recipe/framework_launch.h"
 #include "attune/recipe/recipe.h"
 
 namespace attune::recipe {
@@ -10,6 +11,8 @@ namespace attune::recipe {
 class MegatronAdapter : public Adapter {
  public:
   MegatronAdapter() : Adapter(Framework::Megatron) {}
+  bool written_as_absent(const Recipe& recipe, const std::string& key, const Value& value) const override;
+  FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const override;
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Explicit; }
   std::string doc_key(const Recipe& recipe, const std::string& catalog_key) const override;
   std::string catalog_key(const Recipe& recipe, const std::string& doc_path) const override;
@@ -26,6 +29,7 @@ class MegatronAdapter : public Adapter {
 class BridgeAdapter : public Adapter {
  public:
   BridgeAdapter() : Adapter(Framework::Bridge) {}
+  FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const override;
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Explicit; }
   std::string precision(const Recipe& recipe) const override;
   std::vector<Change> translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const override;
@@ -38,6 +42,7 @@ class BridgeAdapter : public Adapter {
 class AutoModelAdapter : public Adapter {
  public:
   AutoModelAdapter() : Adapter(Framework::AutoModel) {}
+  FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const override;
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Explicit; }
   Layout read_layout(const Recipe& recipe) const override;
   std::string precision(const Recipe& recipe) const override;
@@ -52,6 +57,7 @@ class AutoModelAdapter : public Adapter {
 class TorchtitanAdapter : public Adapter {
  public:
   TorchtitanAdapter() : Adapter(Framework::Torchtitan) {}
+  FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const override;
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Torchtitan; }
   Layout read_layout(const Recipe& recipe) const override;
   std::string precision(const Recipe& recipe) const override;
@@ -66,6 +72,8 @@ class TorchtitanAdapter : public Adapter {
 class HyperPodAdapter : public Adapter {
  public:
   HyperPodAdapter() : Adapter(Framework::HyperPod) {}
+  FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const override;
+  std::optional<LaunchedFile> launched_file(const Recipe& recipe, const std::string& dir) const override;
   BatchRule batch_rule(const Recipe& recipe) const override;
   std::string precision(const Recipe& recipe) const override;
   std::vector<Change> translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const override;
@@ -79,6 +87,7 @@ class HyperPodAdapter : public Adapter {
 class AxolotlAdapter : public Adapter {
  public:
   AxolotlAdapter() : Adapter(Framework::Axolotl) {}
+  FrameworkLaunch launch(const Recipe& recipe, const WrittenRecipe& files) const override;
   BatchRule batch_rule(const Recipe&) const override { return BatchRule::Axolotl; }
   std::string precision(const Recipe& recipe) const override;
   std::vector<Change> translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const override;
@@ -105,6 +114,10 @@ Change make_change(const Recipe& recipe, const std::string& doc_key, std::option
 std::string effective_text(const Recipe& recipe, const std::string& name);
 std::optional<long long> effective_int(const Recipe& recipe, const std::string& name);
 bool effective_bool(const Recipe& recipe, const std::string& name);
+// The launch parts every framework shares (framework_launch.cpp): the
+// wrapper's launch.workdir, required with a message naming what needs it;
+// the recipe's environment.
+std::string required_workdir(const Recipe& recipe, const std::string& what_needs_it);
 // PyTorch FSDP1-style sharding_strategy (FULL_SHARD, HYBRID_SHARD, SHARD_GRAD_OP,
 // _HYBRID_SHARD_ZERO2, NO_SHARD; any case) -> Plan::dp_shard: FULL_SHARD (and
 // "") shards over all of DP, HYBRID_SHARD within a node, the others leave the

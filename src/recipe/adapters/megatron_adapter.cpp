@@ -82,6 +82,13 @@ std::string MegatronAdapter::catalog_key(const Recipe& recipe, const std::string
   return path;
 }
 
+bool MegatronAdapter::written_as_absent(const Recipe& recipe, const std::string& key, const Value& value) const {
+  // tests/functional_tests/shell_test_utils/_run_training.sh: `true` becomes
+  // the bare flag, anything else `--flag value`; no boolean flag takes one.
+  return is_yaml(recipe) && key.rfind("MODEL_ARGS.", 0) == 0 && value.kind == ValueKind::Bool &&
+         !value.as_bool().value_or(true);
+}
+
 Layout MegatronAdapter::read_layout(const Recipe& recipe) const {
   Layout l = Adapter::read_layout(recipe);
   // The older spelling gives layers per virtual stage instead of stages per rank.

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "attune/cluster/cluster.h"
 
@@ -46,6 +47,9 @@ class LocalCluster : public Cluster {
   // Leaves every run running (and its monitor unreaped: one that exits after
   // this object is gone stays a zombie until attune exits).
   ~LocalCluster() override = default;
+
+  // The backend's name in cluster definitions (backend_registry.h).
+  static constexpr std::string_view kBackend = "local";
 
   std::string name() const override { return "local"; }
 

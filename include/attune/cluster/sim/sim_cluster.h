@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "attune/cluster/cluster.h"
 #include "attune/sim/perturbation.h"
@@ -32,6 +33,9 @@ struct SimWatchdog {
 class SimCluster : public Cluster {
  public:
   explicit SimCluster(sim::Perturbation truth = {}, std::uint64_t campaign_seed = 1, SimWatchdog watchdog = {});
+
+  // The backend's name in cluster definitions (backend_registry.h).
+  static constexpr std::string_view kBackend = "sim";
 
   std::string name() const override { return "sim"; }
   // Simulates launch.recipe() under the truth, with the spec's steps, time

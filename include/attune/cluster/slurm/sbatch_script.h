@@ -18,6 +18,7 @@
 
 #include "attune/cluster/cluster_config.h"
 #include "attune/cluster/run.h"
+#include "attune/util/shell_quote.h"
 
 namespace attune::cluster {
 
@@ -40,10 +41,6 @@ struct SbatchJob {
   std::string script;                // the batch script's text
   SbatchRequest request;
 };
-
-// One shell word for any bytes: 'text' with each ' written '\''. "" -> ''.
-// Safe for every byte but NUL (which no shell word can hold).
-std::string shell_quote(std::string_view text);
 
 // --time in whole minutes of real time for a limit in simulated seconds:
 // max(1, ceil(time_limit_s / time_scale / 60)); 0 (no --time) when

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attune/cluster/cluster.h"
@@ -35,6 +36,9 @@ class SlurmCluster : public Cluster {
  public:
   explicit SlurmCluster(ClusterDefinition def, SlurmClusterOptions options = {});
   ~SlurmCluster() override = default;
+
+  // The backend's name in cluster definitions (backend_registry.h).
+  static constexpr std::string_view kBackend = "slurm";
 
   std::string name() const override { return def_.name; }
 

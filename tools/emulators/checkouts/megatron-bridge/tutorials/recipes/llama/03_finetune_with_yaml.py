@@ -1,0 +1,2 @@
+# Stand-in for Megatron-Bridge (067f987) tutorials/recipes/llama/03_finetune_with_yaml.py, run through the attune
+# framework emulators (tools/emulators/attune_emulators/bridge.py); not the framework's code.
