@@ -26,7 +26,7 @@ cluster::LaunchRequest launch_request_for(const DirectoryRunRequest& q, const ga
   l.run_dir = q.run_dir;
   l.budget_gpu_hours = q.budget_gpu_hours;
   l.steps = q.steps;
-  l.expected_step_s = expected_step_s(approved.recipe());
+  l.expected_step_s = expected_step_line_gap_s(approved.recipe());
   l.attune_binary = current_executable("attune");
   l.truth_file = q.truth_file;
   l.seed = q.seed;

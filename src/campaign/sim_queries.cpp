@@ -7,6 +7,14 @@ namespace attune::campaign {
 SimPrediction predict_target(const std::string& file, const recipe::RecipeOptions& options, const TruthChoice& truth) {
   const SimTarget t = load_sim_target(file, options, truth);
   SimPrediction out{sim::workload_from_recipe(t.recipe), {}};
+  if (out.workload.plan.seq_len <= 0) {
+    // A batch as long as its data makes it (an SFT set padded per batch) has
+    // no step time the model can compute: said, not guessed.
+    out.prediction.failure = "unpredictable";
+    out.prediction.error = "the recipe states no sequence length (each batch is as long as its data makes it): the "
+                           "simulator cannot time its steps";
+    return out;
+  }
   out.prediction = sim::predict(out.workload, t.perturbation);
   return out;
 }

@@ -20,4 +20,17 @@ double expected_step_s(const recipe::Recipe& recipe) {
   }
 }
 
+double expected_step_line_gap_s(const recipe::Recipe& recipe) {
+  long long every = 1;
+  // Each framework's lever for the steps between its step lines.
+  for (const char* lever : {"log_interval", "log_freq", "logging_steps", "log_every_n_steps"}) {
+    const auto v = recipe.value_or_default(lever);
+    if (v && v->as_int() && *v->as_int() > 1) {
+      every = *v->as_int();
+      break;
+    }
+  }
+  return expected_step_s(recipe) * static_cast<double>(every);
+}
+
 }  // namespace attune::campaign

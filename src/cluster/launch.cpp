@@ -31,7 +31,7 @@ std::vector<std::string> sim_job_command(const LaunchRequest& q, const std::stri
 // The emulate payload: torchrun and python resolve to the framework
 // emulators, which time each step by the simulator for the recipe as written
 // to the run directory (tools/emulators/attune_emulators/harness.py).
-void add_emulator_environment(const ClusterDefinition& cluster, const LaunchRequest& q,
+void add_emulator_environment(const ClusterDefinition& cluster, const LaunchRequest& q, const recipe::Recipe& recipe,
                               const recipe::WrittenRecipe& files, RunSpec& s) {
   const std::string dir = emulators_dir(cluster);
   std::error_code ec;
@@ -51,6 +51,10 @@ void add_emulator_environment(const ClusterDefinition& cluster, const LaunchRequ
   s.env["ATTUNE_EMULATE_SEED"] = std::to_string(q.seed ? q.seed : 1);
   s.env["ATTUNE_EMULATE_GPUS"] = std::to_string(s.gpus_per_node);
   if (!q.truth_file.empty()) s.env["ATTUNE_EMULATE_TRUTH"] = std::filesystem::absolute(q.truth_file).string();
+  // The version the wrapper declares is the one the mock has installed
+  // (unless the cluster's environment names one).
+  if (!recipe.options().framework_version.empty())
+    s.env["ATTUNE_EMULATE_FRAMEWORK_VERSION"] = recipe.options().framework_version;
 }
 
 // The recipe's own launch: the framework's contract (recipe/framework_launch.h)
@@ -128,7 +132,7 @@ Launch prepare_launch(const gate::ApprovedRecipe& approved, const ClusterDefinit
     return Launch(approved, std::move(s), cluster.name, backend);
   }
   add_recipe_launch(recipe, cluster, traits, files, s);
-  if (traits.emulated) add_emulator_environment(cluster, q, files, s);
+  if (traits.emulated) add_emulator_environment(cluster, q, recipe, files, s);
   return Launch(approved, std::move(s), cluster.name, backend);
 }
 

@@ -123,6 +123,32 @@ std::string_view last_cr_segment(std::string_view s) {
   return s;
 }
 
+// A progress bar's refresh (tqdm's "n/N [elapsed<left, rate]"), by its rate.
+bool is_bar_refresh(std::string_view s) {
+  return s.find('/') != std::string_view::npos &&
+         (s.find("it/s") != std::string_view::npos || s.find("s/it") != std::string_view::npos);
+}
+
+// The refreshes a bar wrote before the last CR-separated part: on a file,
+// tqdm and Lightning keep one physical line until something else prints a
+// newline (a quiet run's whole training), and each refresh is a step's
+// position and rate. A terminal shows only the last; a reader of the file
+// sees them all.
+std::vector<std::string_view> earlier_bar_refreshes(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t cr = s.find('\r', start);
+    if (cr == std::string_view::npos) break;
+    const std::string_view part = s.substr(start, cr - start);
+    if (is_bar_refresh(part)) out.push_back(part);
+    start = cr + 1;
+  }
+  // The last non-empty part is read as the line itself.
+  if (!out.empty() && out.back().data() == last_cr_segment(s).data()) out.pop_back();
+  return out;
+}
+
 // Where an escape sequence starting at s[i] == ESC ends (one past it).
 std::size_t skip_escape(std::string_view s, std::size_t i) {
   if (i + 1 >= s.size()) return s.size();
@@ -401,6 +427,7 @@ void LogReader::Normaliser::physical(std::string_view raw) {
   // last CR may carry its own.
   int rank = strip_prefixes(s, -1);
   if (std::memchr(s.data(), '\r', s.size()) != nullptr) {
+    for (std::string_view bar : earlier_bar_refreshes(s)) logical(bar, lineno_, strip_prefixes(bar, rank));
     s = last_cr_segment(s);
     rank = strip_prefixes(s, rank);
   }

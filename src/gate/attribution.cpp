@@ -345,6 +345,53 @@ std::vector<RefusalReason> yaml_changes(const recipe::Document& original, const 
   return out;
 }
 
+// A recipe kept as a command line: every changed byte is an override's (its
+// flag, its value, the list's separators around it). A change anywhere else
+// in the wrapper (the launcher's own arguments, the environment, the working
+// directory) reaches the run without being a setting the gate compares.
+bool inside_overrides(const recipe::Document& d, Region r) {
+  const std::string_view t = d.text();
+  auto separator = [&](std::size_t i) { return t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n' || t[i] == ','; };
+  auto skip_separators = [&](std::size_t at) {
+    for (bool moved = true; moved && at < r.end;) {
+      moved = false;
+      while (at < r.end && separator(at)) ++at, moved = true;
+      if (at + 1 < r.end && t[at] == '-' && t[at + 1] == ' ') at += 2, moved = true;  // "- " of a block list
+    }
+    return at;
+  };
+  while (r.end > r.begin && separator(r.end - 1)) --r.end;
+  const std::vector<recipe::Entry> entries = d.entries();
+  // The region, separators aside, is a run of whole or partial overrides.
+  for (std::size_t at = skip_separators(r.begin); at < r.end; at = skip_separators(at)) {
+    const auto e = std::find_if(entries.begin(), entries.end(),
+                                [&](const recipe::Entry& x) { return x.begin < x.end && x.begin <= at && at < x.end; });
+    if (e == entries.end()) return false;
+    at = e->end;
+  }
+  return true;
+}
+
+std::vector<RefusalReason> command_changes(const recipe::Document& original, const recipe::Document& candidate,
+                                           const Regions& regions) {
+  std::vector<RefusalReason> out;
+  auto check = [&](const recipe::Document& d, const std::vector<Region>& changed, const char* side) {
+    const std::string_view t = d.text();
+    for (const Region& r : changed) {
+      if (inside_overrides(d, r)) continue;
+      const int line = line_of(lines_of(t), r.begin);
+      out.push_back({"unattributed_change", fmt::format("{}:{}", d.name(), line),
+                     fmt::format("line {} of the {} changed outside the command's overrides ('{}'): only a "
+                                 "`--section.key value` of the training command is a setting attune compares",
+                                 line, side, line_text(t, line))});
+      return;
+    }
+  };
+  check(candidate, regions.candidate, "candidate");
+  check(original, regions.original, "original");
+  return out;
+}
+
 }  // namespace
 
 std::vector<RefusalReason> unattributed_changes(const recipe::Document& original, const recipe::Document& candidate) {
@@ -354,6 +401,7 @@ std::vector<RefusalReason> unattributed_changes(const recipe::Document& original
   const auto* sb = dynamic_cast<const recipe::ScriptDocument*>(&candidate);
   if (sa && sb) return script_changes(ScriptSide(*sa), ScriptSide(*sb), regions);
   if (original.format() == recipe::Format::Yaml) return yaml_changes(original, candidate, regions);
+  if (original.format() == recipe::Format::Command) return command_changes(original, candidate, regions);
   return {};  // TOML: the reader parses every byte, and every leaf is compared
 }
 

@@ -222,6 +222,8 @@ std::vector<Change> Adapter::translate(const Recipe& recipe, const LeverDef& lev
   return {c};
 }
 
+Value Adapter::document_count(const Recipe&, const std::string&, long long count) const { return Value::integer(count); }
+
 void Adapter::framework_rules(const Recipe&, const Plan&, std::vector<RuleViolation>&) const {}
 
 namespace {

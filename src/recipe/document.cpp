@@ -19,6 +19,7 @@ std::string to_string(Format f) {
     case Format::Yaml: return "yaml";
     case Format::Toml: return "toml";
     case Format::Script: return "script";
+    case Format::Command: return "command";
   }
   return "?";
 }
@@ -55,6 +56,7 @@ std::unique_ptr<Document> parse_document(const std::string& name, std::string te
     case Format::Toml: return TomlDocument::parse(name, std::move(text));
     case Format::Script: return ScriptDocument::parse(name, std::move(text));
     case Format::Yaml: return YamlDocument::parse(name, std::move(text));
+    case Format::Command: break;  // never detected from a file alone: a wrapper's command (Recipe::load)
   }
   return nullptr;
 }

@@ -56,7 +56,7 @@ Detection detect_yaml(const Document& doc) {
 
 Detection detect_toml(const Document& doc) {
   if (has_prefix(doc, "parallelism.") || has(doc, "training.local_batch_size") || has(doc, "training.seq_len")) {
-    return {Framework::Torchtitan, "", "torchtitan [parallelism]/[training] tables"};
+    return {Framework::Torchtitan, "toml", "torchtitan [parallelism]/[training] tables"};
   }
   return {std::nullopt, "", "a TOML file without torchtitan's [training] or [parallelism] tables"};
 }
@@ -121,6 +121,8 @@ Detection detect_framework(const Document& doc) {
     case Format::Script: return detect_script(doc);
     case Format::Yaml: return detect_yaml(doc);
     case Format::Toml: return detect_toml(doc);
+    case Format::Command:
+      return {Framework::Torchtitan, "python", "a torchtitan command line naming its config (--module/--config)"};
   }
   return {};
 }

@@ -17,7 +17,9 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "attune/util/embedded.h"
 #include "attune/util/error.h"
@@ -106,13 +108,17 @@ bool snake_case(std::string_view s) {
 void check_dialect(const std::string& file, const YAML::Node& node, const std::string& framework,
                    const std::string& dialect) {
   if (dialect.empty()) return;
-  if (framework != "hyperpod") {
-    fail(file, node, "dialect", "dialects exist only in the hyperpod catalog");
-  }
-  if (std::find(kHyperPodDialects.begin(), kHyperPodDialects.end(), dialect) ==
-      kHyperPodDialects.end()) {
-    fail(file, node, "dialect",
-         "unknown dialect '" + dialect + "' (expected smp, nemo1, checkpointless or llmft)");
+  // A dialect is one config generation or recipe family of a framework.
+  static const std::map<std::string, std::vector<std::string_view>> kDialects = {
+      {"hyperpod", {kHyperPodDialects.begin(), kHyperPodDialects.end()}},
+      {"torchtitan", {"toml", "python"}},
+  };
+  const auto known = kDialects.find(framework);
+  if (known == kDialects.end()) fail(file, node, "dialect", "dialects exist only in the hyperpod and torchtitan catalogs");
+  if (std::find(known->second.begin(), known->second.end(), dialect) == known->second.end()) {
+    std::string names;
+    for (const auto& d : known->second) names += (names.empty() ? "" : ", ") + std::string(d);
+    fail(file, node, "dialect", "unknown dialect '" + dialect + "' (expected " + names + ")");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "attune/recipe/command_document.h"
 #include "attune/recipe/wrapper_file.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
@@ -70,6 +71,7 @@ std::string stem_of(const std::string& path) { return std::filesystem::path(path
 
 Recipe Recipe::load(const std::string& path, const RecipeOptions& options) {
   std::string text = read_file(path);
+  if (CommandDocument::holds_command_recipe(text)) return load_command_recipe(path, std::move(text), options);
   if (is_wrapper_file(text)) {
     WrapperFile w = parse_wrapper_file(path, text);
     Recipe r = from_text(w.config, read_file(w.config), merge_wrapper(options, w));
@@ -82,11 +84,34 @@ Recipe Recipe::load(const std::string& path, const RecipeOptions& options) {
   return from_text(path, std::move(text), options);
 }
 
+// torchtitan's Python-config generation: the wrapper's command line is the
+// recipe (the document), and the wrapper both the config and the wrapper.
+Recipe Recipe::load_command_recipe(const std::string& path, std::string text, const RecipeOptions& options) {
+  WrapperFile w = parse_wrapper_file(path, text);
+  RecipeOptions o = merge_wrapper(options, w);
+  if (!o.framework.empty() && parse_framework(o.framework) != Framework::Torchtitan)
+    throw InputError({path, 0, 0}, "framework",
+                     "a recipe kept as a command line with --module/--config is torchtitan's (Python configs), not " +
+                         o.framework + "'s");
+  Recipe r = from_document(CommandDocument::parse(path, std::move(text)), o);
+  r.wrapper_path_ = path;
+  r.launch_ = std::move(w.launch);
+  r.launch_.command.clear();  // the document's: edited as the recipe
+  r.measure_ = w.measure;
+  if (options.hardware.nodes == 0) r.hardware_source_ = "wrapper";
+  return r;
+}
+
 Recipe Recipe::from_text(const std::string& name, std::string text, const RecipeOptions& options) {
+  return from_document(parse_document(name, std::move(text)), options);
+}
+
+Recipe Recipe::from_document(std::unique_ptr<Document> doc, const RecipeOptions& options) {
   Recipe r;
+  const std::string name = doc->name();
   r.config_path_ = name;
   r.options_ = options;
-  r.doc_ = parse_document(name, std::move(text));
+  r.doc_ = std::move(doc);
   Detection d = detect_framework(*r.doc_);
   if (!options.framework.empty()) {
     auto fw = parse_framework(options.framework);
@@ -102,6 +127,7 @@ Recipe Recipe::from_text(const std::string& name, std::string text, const Recipe
     if (*fw == Framework::Megatron && r.dialect_.empty()) {
       r.dialect_ = r.doc_->format() == Format::Script ? "script" : "yaml";
     }
+    if (*fw == Framework::Torchtitan && r.dialect_.empty()) r.dialect_ = "toml";
   } else if (d.framework) {
     r.framework_ = *d.framework;
     r.dialect_ = d.dialect;

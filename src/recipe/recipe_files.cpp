@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "attune/recipe/yaml_document.h"
 #include "attune/util/file.h"
 
 namespace attune::recipe {
@@ -28,6 +29,22 @@ std::string wrapper_text(const Recipe& r, const std::string& config_name) {
   YAML::Emitter out;
   out << w;
   return "# attune wrapper: the recipe as launched (written by attune)\n" + std::string(out.c_str()) + "\n";
+}
+
+// A recipe kept as the wrapper's own command line is written as the wrapper
+// with its edits; what the run was asked for beside it (flags' hardware and
+// model) goes into its fields, each edited in place.
+std::string command_wrapper_text(const Recipe& r) {
+  auto w = YamlDocument::parse(r.wrapper_path(), r.document().text());
+  auto put = [&](const char* key, const Value& v) {
+    const auto e = w->find(key);
+    if (!e || !e->value.same_as(v)) w->set(key, v);
+  };
+  if (!r.options().model.empty()) put("model", Value::string(r.options().model));
+  if (!r.hardware().gpu.empty()) put("hardware.gpu", Value::string(r.hardware().gpu));
+  if (r.hardware().nodes > 0) put("hardware.nodes", Value::integer(r.hardware().nodes));
+  if (r.hardware().gpus_per_node > 0) put("hardware.gpus_per_node", Value::integer(r.hardware().gpus_per_node));
+  return w->text();
 }
 
 }  // namespace
@@ -58,6 +75,11 @@ WrittenRecipe write_recipe_files(const Recipe& recipe, const std::string& dir, b
   out.config = (std::filesystem::path(out.dir) / name).string();
   out.wrapper = (std::filesystem::path(out.dir) / (source.stem().string() + ".attune.yaml")).string();
   out.launched = out.config;
+  if (recipe.document().format() == Format::Command) {
+    out.wrapper = out.config;  // one file: the wrapper is the recipe
+    write_file_atomic(out.config, command_wrapper_text(recipe), durable);
+    return out;
+  }
   write_file_atomic(out.config, recipe.document().text(), durable);
   write_file_atomic(out.wrapper, wrapper_text(recipe, name), durable);
   if (const auto launched = recipe.adapter().launched_file(recipe, out.dir)) {

@@ -255,8 +255,9 @@ class FollowUpSolver {
     Change c;
     c.key = key;
     if (auto e = r_.document().find(key)) c.old_value = e->value;
-    if (c.old_value && c.old_value->same_as(Value::integer(v))) return;  // already right: no follow-up
-    c.new_value = Value::integer(v);
+    const Value stated = r_.adapter().document_count(r_, name, v);
+    if (c.old_value && c.old_value->same_as(stated)) return;  // already right: no follow-up
+    c.new_value = stated;
     c.why = why;
     r_.apply(c);
     out_.push_back(c);

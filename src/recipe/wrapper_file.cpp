@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "attune/recipe/command_document.h"
 #include "attune/recipe/framework.h"
 #include "attune/util/error.h"
 #include "attune/util/yaml_input.h"
@@ -86,7 +87,11 @@ WrapperFile parse_wrapper_file(const std::string& path, const std::string& text)
                        "unknown key; expected framework, framework_version, config, model, hardware, launch or measure");
     }
   }
-  if (out.config.empty()) throw InputError({path, 1, 1}, "config", "missing: the framework's own recipe file");
+  // A torchtitan command line in launch.command is the recipe itself.
+  if (out.config.empty() && !CommandDocument::holds_command_recipe(text))
+    throw InputError({path, 1, 1}, "config",
+                     "missing: the framework's own recipe file (or, for torchtitan's Python configs, a launch.command "
+                     "naming --module and --config)");
   return out;
 }
 

@@ -425,6 +425,19 @@ TEST(AutomodelParser, KeyValueStepLines) {
   EXPECT_FALSE(sink.samples[1].step_time_s);
 }
 
+// train_ft.py's validation line carries the step it ran after: an
+// evaluation, not a training step (nor its loss).
+TEST(AutomodelParser, AValidationLineIsNotAStep) {
+  ParseSink sink = run("automodel",
+                       "2026-08-10 15:48:59 | INFO | root | step 9 | epoch 0 | loss 1.2345 | grad_norm 0.5000 | "
+                       "lr 1.00e-05 | mem 45.67 GiB | tps 123456.78(15432.10/gpu) | num_label_tokens 4096\n"
+                       "2026-08-10 15:49:00 | INFO | root | [val] name \"default\" | step 9 | epoch 0 | loss 1.9000 | "
+                       "lr 1.00e-05 | num_label_tokens 2048\n");
+  ASSERT_EQ(sink.samples.size(), 1u);
+  EXPECT_NEAR(*sink.samples[0].loss, 1.2345, kEps);
+  EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);
+}
+
 TEST(AutomodelParser, StepLines) {
   ParseSink sink = run("automodel", kAutomodel);
   ASSERT_EQ(sink.samples.size(), 2u);
@@ -472,6 +485,18 @@ TEST(TorchtitanParser, StepLinesAndDisturbances) {
   EXPECT_EQ(count(sink, Disturbance::Kind::GarbageCollection), 1);
   EXPECT_EQ(count(sink, Disturbance::Kind::Profiler), 1);
   EXPECT_EQ(count(sink, Disturbance::Kind::Evaluation), 1);
+}
+
+// Every rank prints each step line (no rank prefix without torchrun's
+// --tee): a step number already read is another rank's copy, in any order.
+TEST(TorchtitanParser, EveryRanksCopyOfAStepIsOneStep) {
+  const std::string line1 = "[titan] 2026-02-24 19:46:17,508 - root - INFO - step:  1  loss: 10.9  memory: 40.00GiB(50.00%)  tps: 1,000  tflops: 100.00  mfu: 10.00%\n";
+  const std::string line10 = "[titan] 2026-02-24 19:46:27,508 - root - INFO - step: 10  loss: 9.9  memory: 40.00GiB(50.00%)  tps: 2,000  tflops: 200.00  mfu: 20.00%\n";
+  const ParseSink sink = run("torchtitan", line1 + line1 + line10 + line1 + line10 + line10);
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_EQ(sink.samples[0].step, 1);
+  EXPECT_EQ(sink.samples[1].step, 10);
+  EXPECT_EQ(sink.samples[1].steps_in_interval, 9);
 }
 
 // ---------------------------------------------------------------- deepspeed
@@ -637,6 +662,21 @@ TEST(HfParser, DictsWithoutABarHaveNoStepNumber) {
   EXPECT_TRUE(sink.samples[0].step_counted);
   EXPECT_TRUE(sink.samples[1].step_counted);
   EXPECT_FALSE(sink.samples[1].step_time_s);
+}
+
+// transformers 5 prints each float of a log dict as a '.4g' string.
+TEST(HfParser, QuotedFiguresAreNumbers) {
+  ParseSink sink = run("hf",
+                       "  3%|3         | 1/30 [00:03<01:37,  3.36s/it]\n"
+                       "{'loss': '10.98', 'grad_norm': '8.936', 'learning_rate': '6.667e-06', "
+                       "'tokens/train_per_sec_per_gpu': '2.432e+04', 'tokens/total': 65536, 'epoch': '0.01'}\n");
+  ASSERT_EQ(sink.samples.size(), 1u);
+  EXPECT_EQ(sink.samples[0].step, 1);
+  EXPECT_DOUBLE_EQ(*sink.samples[0].loss, 10.98);
+  EXPECT_FLOAT_EQ(*sink.samples[0].grad_norm, 8.936);
+  EXPECT_FLOAT_EQ(*sink.samples[0].lr, 6.667e-06);
+  EXPECT_FLOAT_EQ(*sink.samples[0].tokens_per_s_per_gpu, 24320);
+  EXPECT_DOUBLE_EQ(*sink.samples[0].step_time_s, 3.36);
 }
 
 TEST(HfParser, TrainMetricsBlockWithoutDict) {

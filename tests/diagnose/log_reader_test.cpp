@@ -52,6 +52,27 @@ TEST(LogReader, PlainLinesAreNumberedFromOne) {
 
 TEST(LogReader, EmptyTextGivesNoLines) { EXPECT_TRUE(read("").empty()); }
 
+// tqdm.write() clears the bar (CR, blanks, CR) and prints its message on the
+// same physical line: the message is the line, and the bar it cleared comes
+// first, as its own line (its position and rate were the step's).
+// On a file a bar keeps one physical line until a newline: each refresh is a
+// step's position and rate, read as its own line; a tqdm.write() clears the
+// bar first (`\r`, blanks, `\r`), and its message is the line's last part.
+TEST(LogReader, EveryRefreshOfABarIsItsOwnLine) {
+  const auto got = read("  0%|          | 0/30 [00:00<?, ?it/s]\r  3%|3         | 1/30 [00:03<01:37,  3.36s/it]\r"
+                        "                    \r{'loss': '10.98'}\n"
+                        " 10%|#         | 3/30 [00:05<00:44,  1.65s/it]\r 13%|#3        | 4/30 [00:06<00:40,  1.5s/it]\n");
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[0].text, "  0%|          | 0/30 [00:00<?, ?it/s]");
+  EXPECT_EQ(got[1].text, "  3%|3         | 1/30 [00:03<01:37,  3.36s/it]");
+  EXPECT_EQ(got[2].text, "{'loss': '10.98'}");
+  EXPECT_EQ(got[1].line, 1);
+  EXPECT_EQ(got[2].line, 1);
+  EXPECT_EQ(got[3].text, " 10%|#         | 3/30 [00:05<00:44,  1.65s/it]");
+  EXPECT_EQ(got[4].text, " 13%|#3        | 4/30 [00:06<00:40,  1.5s/it]");
+  EXPECT_EQ(got[4].line, 2);
+}
+
 TEST(LogReader, EmptyLinesKeepNumbering) {
   auto got = read("a\n\nb\n");
   ASSERT_EQ(got.size(), 3u);

@@ -38,7 +38,7 @@ TEST(LeverCatalog, CachesAndRejectsUnknownFrameworks) {
 TEST(LeverCatalog, EnvRoots) {
   EXPECT_EQ(lever_catalog("megatron").env_root, "");
   EXPECT_EQ(lever_catalog("bridge").env_root, "env_vars");
-  EXPECT_EQ(lever_catalog("automodel").env_root, "ci.env_vars");
+  EXPECT_EQ(lever_catalog("automodel").env_root, "-");  // only its CI generator reads ci.env_vars
   EXPECT_EQ(lever_catalog("torchtitan").env_root, "-");
   EXPECT_EQ(lever_catalog("hyperpod").env_root, "-");
   EXPECT_EQ(lever_catalog("axolotl").env_root, "-");
@@ -114,20 +114,24 @@ const CriticalKey kCritical[] = {
     {"torchtitan", "", "pp", "parallelism.pipeline_parallel_degree", false},
     {"torchtitan", "", "cp", "parallelism.context_parallel_degree", false},
     {"torchtitan", "", "ep", "parallelism.expert_parallel_degree", false},
-    {"torchtitan", "", "etp", "parallelism.expert_tensor_parallel_degree", false},
+    {"torchtitan", "toml", "etp", "parallelism.expert_tensor_parallel_degree", false},
     {"torchtitan", "", "dp_shard", "parallelism.data_parallel_shard_degree", false},
     {"torchtitan", "", "dp_replicate", "parallelism.data_parallel_replicate_degree", false},
-    {"torchtitan", "", "mbs", "training.local_batch_size", false},
-    {"torchtitan", "", "pp_microbatch", "parallelism.pipeline_parallel_microbatch_size", false},
+    {"torchtitan", "toml", "mbs", "training.local_batch_size", false},
+    {"torchtitan", "toml", "pp_microbatch", "parallelism.pipeline_parallel_microbatch_size", false},
     {"torchtitan", "", "pp_schedule", "parallelism.pipeline_parallel_schedule", false},
     {"torchtitan", "", "recompute", "activation_checkpoint.mode", false},
     {"torchtitan", "", "compile", "compile.enable", false},
-    {"torchtitan", "", "fp8", "model.converters", false},
-    {"torchtitan", "", "gbs", "training.global_batch_size", true},
-    {"torchtitan", "", "seq_len", "training.seq_len", true},
+    {"torchtitan", "toml", "fp8", "model.converters", false},
+    {"torchtitan", "toml", "gbs", "training.global_batch_size", true},
+    {"torchtitan", "toml", "seq_len", "training.seq_len", true},
     {"torchtitan", "", "precision", "training.mixed_precision_param", true},
     {"torchtitan", "", "model_name", "model.name", true},
     {"torchtitan", "", "model_flavor", "model.flavor", true},
+    // torchtitan's Python configs: the batch in tokens
+    {"torchtitan", "python", "mbs", "training.num_tokens_per_microbatch_per_dp_rank", false},
+    {"torchtitan", "python", "gbs", "training.num_tokens_per_train_step", true},
+    {"torchtitan", "python", "seq_len", "training.max_context_length", true},
     // hyperpod smp
     {"hyperpod", "smp", "nodes", "trainer.num_nodes", false},
     {"hyperpod", "smp", "gpus_per_node", "trainer.devices", false},
@@ -324,6 +328,8 @@ TEST(LeverCatalog, EveryLeverIsWellFormed) {
         } else {
           EXPECT_TRUE(dialects.count(l.dialect));
         }
+      } else if (fw == "torchtitan") {
+        EXPECT_TRUE(l.dialect.empty() || l.dialect == "toml" || l.dialect == "python") << l.dialect;
       } else {
         EXPECT_TRUE(l.dialect.empty());
       }

@@ -267,11 +267,14 @@ TEST_F(AttuneRunTest, ClusterCheckPassesOnTheMockAndNamesABadPartition) {
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   const auto j = nlohmann::json::parse(bad.out);
   EXPECT_EQ(j["passed"], false);
-  std::string failed;
+  std::string failed, request;
   for (const auto& c : j["checks"]) {
     if (c["level"] == "fail") failed += c["what"].get<std::string>() + ";";
+    if (c["what"] == "request") request = c["detail"].get<std::string>();
   }
-  EXPECT_EQ(failed, "partition h100;partition nosuch;") << bad.out;
+  // Slurm itself refuses the request a run would get (sbatch --test-only), naming the partition.
+  EXPECT_EQ(failed, "partition h100;partition nosuch;request;") << bad.out;
+  EXPECT_NE(request.find("partition 'nosuch' does not exist"), std::string::npos) << request;
 }
 
 }  // namespace

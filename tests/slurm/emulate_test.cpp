@@ -52,12 +52,16 @@ struct Case {
   std::string model;      // the model preset, when the file does not say
   int nodes = 1;
   std::string gpu = "h100";
+  int gpus_per_node = 8;
   std::string launch;     // the wrapper's launch: section body (indented two spaces)
   int steps = 3;          // measure.steps
   std::string cluster = "emu";
+  std::string version;    // the wrapper's framework_version ("" : none)
   // "" : the run measures (completed, steps in its log); else the run fails
   // and this text is in its reason or its log (the framework's own error).
   std::string fails_with;
+  // attune refuses the launch (exit 2) with this text: nothing is submitted.
+  std::string refused_with;
 
   Case(std::string name_, std::string framework_, std::string config_, std::string model_, std::string launch_)
       : name(std::move(name_)), framework(std::move(framework_)), config(std::move(config_)),
@@ -66,9 +70,18 @@ struct Case {
     fails_with = std::move(text);
     return *this;
   }
-  Case& on(int nodes_, std::string gpu_ = "h100") {
+  Case& refused(std::string text) {
+    refused_with = std::move(text);
+    return *this;
+  }
+  Case& declares(std::string v) {
+    version = std::move(v);
+    return *this;
+  }
+  Case& on(int nodes_, std::string gpu_ = "h100", int gpus_per_node_ = 8) {
     nodes = nodes_;
     gpu = std::move(gpu_);
+    gpus_per_node = gpus_per_node_;
     return *this;
   }
 };
@@ -178,6 +191,27 @@ class EmulateTest : public ::testing::Test {
     return (to / framework_dir).string();
   }
 
+  // A user's copy of HyperPod's 8B recipe for the mock's two nodes, with the
+  // experiment directory and data (synthetic) the recipe leaves to its user.
+  // (Without `complete`, only the node count: what the recipe leaves null stays null.)
+  std::string hyperpod_user_copy(const std::string& name, bool complete = true) {
+    std::string text = read_file(corpus() + "/hyperpod/hf_llama3_8b_seq8k_gpu_p5x16_pretrain.yaml");
+    std::vector<std::pair<std::string, std::string>> edits = {{"  num_nodes: 16", "  num_nodes: 2"},
+                                                              {"  shard_degree: 64", "  shard_degree: 8"}};
+    if (complete) {
+      edits.push_back({"  exp_dir: null", "  exp_dir: " + dir_ + "/" + name + "-exp"});
+      edits.push_back({"    use_synthetic_data: False", "    use_synthetic_data: True"});
+    }
+    for (const auto& [from, to] : edits) {
+      const auto at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
+    const std::string path = dir_ + "/" + name + ".yaml";
+    std::ofstream(path) << text;
+    return path;
+  }
+
   std::string wrapper(const Case& c) {
     std::string config = c.config;
     if (!config.empty() && config[0] != '/') config = corpus() + "/" + config;
@@ -185,9 +219,11 @@ class EmulateTest : public ::testing::Test {
     for (std::size_t at = launch.find("@CO@"); at != std::string::npos; at = launch.find("@CO@"))
       launch.replace(at, 4, (fs::path(dir_) / "co" / c.name).string());
     const std::string path = dir_ + "/" + c.name + ".attune.yaml";
-    std::ofstream(path) << "framework: " << c.framework << "\nconfig: " << config << "\n"
+    std::ofstream(path) << "framework: " << c.framework << "\n"
+                        << (config.empty() ? "" : "config: " + config + "\n")
+                        << (c.version.empty() ? "" : "framework_version: " + c.version + "\n")
                         << (c.model.empty() ? "" : "model: " + c.model + "\n") << "hardware: {gpu: " << c.gpu
-                        << ", nodes: " << c.nodes << ", gpus_per_node: 8}\n"
+                        << ", nodes: " << c.nodes << ", gpus_per_node: " << c.gpus_per_node << "}\n"
                         << (launch.empty() ? "" : "launch:\n" + launch) << "measure: {steps: " << c.steps << "}\n";
     return path;
   }
@@ -212,6 +248,12 @@ class EmulateTest : public ::testing::Test {
     SCOPED_TRACE(c.name);
     const std::string out = read_file(child.out);
     const std::string run_dir = dir_ + "/runs/" + c.name;
+    if (!c.refused_with.empty()) {
+      EXPECT_EQ(child.status, 2) << out;
+      EXPECT_NE(out.find(c.refused_with), std::string::npos) << out;
+      EXPECT_FALSE(fs::exists(run_dir + "/run.log.sbatch")) << "submitted";
+      return;
+    }
     const auto json_at = out.find("{\n");
     ASSERT_NE(json_at, std::string::npos) << out;
     const auto j = nlohmann::json::parse(out.substr(json_at));
@@ -283,8 +325,14 @@ TEST_F(EmulateTest, MegatronBridgeRecipesLaunchAsTheirUsersLaunchThem) {
   run_all(cases);
 }
 
+// torchtitan main's Python configs, as its README runs them: the named
+// config under command-line overrides.
+const char* kTitanMainCommand =
+    "  command: [torchrun, -m, torchtitan.train, --module, llama3, --config, llama3_8b, --training.steps, \"100\",\n"
+    "            --metrics.log-freq, \"1\", activation-checkpoint:full]\n";
+
 // torchtitan v0.2.2 (TOML) on `emu`; the Python-config generation refuses a
-// TOML as its parser does.
+// TOML as its parser does, and runs a recipe kept as its command line.
 TEST_F(EmulateTest, TorchtitanRecipesLaunchAsTheirUsersLaunchThem) {
   std::vector<Case> cases = {
       Case("titan-llama3-8b", "torchtitan", "torchtitan/llama3_8b.toml", "", ""),
@@ -294,8 +342,120 @@ TEST_F(EmulateTest, TorchtitanRecipesLaunchAsTheirUsersLaunchThem) {
           .on(2, "h200")
           .fails("CUDA out of memory"),
       Case("titan-main-refuses-toml", "torchtitan", "torchtitan/llama3_8b.toml", "", "").fails("--module is required"),
+      // The same TOML where the wrapper declares the version installed.
+      Case("titan-declared-0.2.2", "torchtitan", "torchtitan/llama3_8b.toml", "", "").declares("0.2.2"),
+      // The Python-config generation: the recipe is the command line.
+      Case("titan-main-python-config", "torchtitan", "", "", kTitanMainCommand),
   };
-  cases.back().cluster = "emu-titan-main";
+  for (std::size_t i = cases.size() - 3; i < cases.size(); ++i) cases[i].cluster = "emu-titan-main";
+  run_all(cases);
+}
+
+// Axolotl: `axolotl preprocess` once, then torchrun -m axolotl.cli.train; a
+// recipe refused by Axolotl's config validation fails with pydantic's error.
+TEST_F(EmulateTest, AxolotlRecipesLaunchAsTheirUsersLaunchThem) {
+  std::vector<Case> cases = {
+      Case("axolotl-fft-8b", "axolotl", "axolotl/fft-8b-liger-fsdp.yaml", "", ""),
+      Case("axolotl-gpt-oss-20b", "axolotl", "axolotl/gpt-oss-20b-fft-fsdp2.yaml", "", ""),
+      Case("axolotl-hsdp-tp", "axolotl", "axolotl/llama-3_1-8b-hsdp-tp.yaml", "", "").on(2, "h200"),
+      Case("axolotl-alst", "axolotl", "axolotl/llama3-8b-fsdp2-alst.yaml", "", "").on(1, "b200"),
+      Case("axolotl-qlora-70b", "axolotl", "axolotl/qlora-fsdp-70b.yaml", "", ""),
+      Case("axolotl-fsdp-tp-cp", "axolotl", "axolotl/qwen3-8b-fsdp-tp-cp.yaml", "", ""),
+      Case("axolotl-qwen3-moe-4gpu", "axolotl", "axolotl/qwen3_30ba3b_ep_fsdp_fft_4gpu.yaml", "", "")
+          .on(1, "h100", 4)
+          .fails("1 validation error for AxolotlConfigWCapabilities"),
+  };
+  run_all(cases);
+  // The preprocessing ran once, before the training, in the same job.
+  const std::string log = read_file(dir_ + "/runs/axolotl-fft-8b/run.log");
+  EXPECT_LT(log.find("axolotl.cli.preprocess"), log.find("axolotl.cli.train")) << log.substr(0, 3000);
+}
+
+// Megatron-LM: the example scripts run with bash from the checkout with their
+// positional arguments; the CI configs converted as Megatron's CI converts
+// them. The 8B example needs more than the simulated H100's 79 GiB by a
+// hair (80.1 GiB predicted), so it runs on H200s; the 175B and Mixtral
+// examples need more GPUs than the mock has (attune refuses their layouts).
+TEST_F(EmulateTest, MegatronLmRecipesLaunchAsTheirUsersLaunchThem) {
+  const std::string co = "  workdir: @CO@/megatron-lm\n";
+  const std::string ci_env =
+      "  env: {DATA_BLEND: @CO@/data/blend, DATA_PATH: @CO@/data, WANDB_EXPERIMENT: attune, WANDB_SAVE_PATH: @CO@/wandb}\n";
+  const std::string ci_15b = dir_ + "/gpt3_15b_8t_release.yaml";
+  {
+    std::string text = read_file(corpus() + "/megatron-lm/functional_tests/gpt3_15b_8t_release/model_config.yaml");
+    const auto at = text.find("--log-interval: 100");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 19, "--log-interval: 1");
+    std::ofstream(ci_15b) << text;
+  }
+  std::vector<Case> cases = {
+      Case("meg-llama3-8b", "megatron", "megatron-lm/train_llama3_8b_h100_fp8.sh", "llama3-8b",
+           co + "  args: [@CO@/ckpt/llama3, @CO@/tb/llama3]\n")
+          .on(1, "h200"),
+      Case("meg-llama3-8b-fsdp", "megatron", "megatron-lm/train_llama3_8b_fsdp_h100_fp8.sh", "llama3-8b",
+           co + "  args: [@CO@/ckpt/fsdp, @CO@/tb/fsdp]\n  env: {USE_UV: \"0\"}\n"),
+      Case("meg-gpt3-175b", "megatron", "megatron-lm/train_gpt3_175b_distributed.sh", "",
+           co + "  args: [@CO@/ckpt/175b, @CO@/tb/175b, @CO@/vocab.json, @CO@/merges.txt, @CO@/data/text]\n")
+          .on(2, "b200")
+          .refused("world size 16 must be divisible by tp*pp*cp = 128"),
+      Case("meg-mixtral", "megatron", "megatron-lm/train_mixtral_8x7b_distributed.sh", "",
+           co + "  args: [@CO@/ckpt/mixtral, @CO@/tokenizer.model, @CO@/data/text]\n")
+          .on(1, "b200")
+          .refused("world size 8 must be divisible by etp*ep*pp = 32"),
+      Case("meg-sbatch", "megatron", "megatron-lm/sbatch_mfsdp_deepseek_v3.sh", "", co).refused("sbatch"),
+      // Logs every 100 iterations of about a minute: measured from a copy that logs each.
+      Case("meg-ci-15b", "megatron", ci_15b, "", co + ci_env),
+      Case("meg-ci-deepseek-proxy", "megatron",
+           "megatron-lm/functional_tests/deepseekv3_proxy_flex_tp2pp2emp16etp1cp1_gb_200_release/model_config.yaml", "",
+           co + ci_env)
+          .on(2, "h200"),
+  };
+  for (const Case& c : cases) checkout(c.name, "megatron-lm");
+  run_all(cases);
+}
+
+// NeMo AutoModel under torchrun, as slurm.sub runs it.
+TEST_F(EmulateTest, AutoModelRecipesLaunchAsTheirUsersLaunchThem) {
+  std::vector<Case> cases = {
+      Case("am-hellaswag-fp8", "automodel", "automodel/llama3_1_8b_hellaswag_fp8.yaml", "", ""),
+      Case("am-70b-benchmark", "automodel", "automodel/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml", "", "")
+          .on(2, "h200"),
+      // The simulator counts optimizer state for every weight (PEFT trains few):
+      // its memory fits on two nodes, not one.
+      Case("am-70b-peft-pp", "automodel", "automodel/llama_3_3_70b_instruct_squad_peft_pp.yaml", "", "").on(2, "b200"),
+      Case("am-qwen3-moe", "automodel", "automodel/qwen3_moe_30b_te_mxfp8_gb200.yaml", "", "").on(1, "b200"),
+      // 32 nodes of 8: attune refuses its layout on the mock's.
+      Case("am-deepseek-v3", "automodel", "automodel/deepseek_v3_te_deepep.yaml", "", "")
+          .on(1, "b200")
+          .refused("world size 8 must be divisible by etp*ep*pp = 256"),
+      // Batches padded to their longest sample: no step time to simulate.
+      Case("am-squad", "automodel", "automodel/llama3_2_1b_squad.yaml", "", "").fails("states no sequence length"),
+  };
+  run_all(cases);
+}
+
+// SageMaker HyperPod: the recipe resolved as the launcher resolves it and
+// handed to the training adapter's entry script. As shipped it names no
+// experiment directory or data, so the adapter's config check stops it (and
+// exits 0: a failed run); a user's copy that says them runs.
+TEST_F(EmulateTest, HyperPodRecipesLaunchAsTheirUsersLaunchThem) {
+  const std::string co = "  workdir: @CO@/hyperpod-adapter\n";
+  const std::string copy = hyperpod_user_copy("hp-llama3-8b");
+  std::vector<Case> cases = {
+      Case("hp-llama3-8b", "hyperpod", copy, "llama3-8b", co).on(2, "h100"),
+      // 16 nodes of 8: attune refuses its layout on the mock's.
+      Case("hp-as-shipped", "hyperpod", "hyperpod/hf_llama3_8b_seq8k_gpu_p5x16_pretrain.yaml", "llama3-8b", co)
+          .on(2, "h200")
+          .refused("world size 16 must be divisible by shard_degree*tp*ep = 128"),
+      // For two nodes, with its experiment directory and data still unsaid: the
+      // adapter's config check logs the errors and exits 0 without a step.
+      Case("hp-no-exp-dir", "hyperpod", hyperpod_user_copy("hp-no-exp-dir", false), "llama3-8b", co)
+          .on(2, "b200")
+          .fails("exited before its first step"),
+      Case("hp-checkpointless", "hyperpod", "hyperpod/checkpointless_llama3_70b_pretrain.yaml", "llama3-70b", co)
+          .refused("checkpointless"),
+  };
+  for (const Case& c : cases) checkout(c.name, "hyperpod-adapter");
   run_all(cases);
 }
 
@@ -304,7 +464,18 @@ TEST_F(EmulateTest, TorchtitanRecipesLaunchAsTheirUsersLaunchThem) {
 TEST_F(EmulateTest, AFiveTrialCampaignPerFramework) {
   std::vector<Case> campaigns = {
       Case("camp-titan", "torchtitan", "torchtitan/llama3_8b.toml", "", ""),
+      Case("camp-titan-main", "torchtitan", "", "", kTitanMainCommand).on(1, "b200"),
+      Case("camp-axolotl", "axolotl", "axolotl/fft-8b-liger-fsdp.yaml", "", "").on(1, "h200"),
+      Case("camp-megatron", "megatron", "megatron-lm/train_llama3_8b_h100_fp8.sh", "llama3-8b",
+           "  workdir: @CO@/megatron-lm\n  args: [@CO@/ckpt/llama3, @CO@/tb/llama3]\n")
+          .on(1, "h200"),
+      Case("camp-automodel", "automodel", "automodel/llama3_1_8b_hellaswag_fp8.yaml", "", "").on(1, "b200"),
   };
+  campaigns[1].cluster = "emu-titan-main";
+  checkout("camp-megatron", "megatron-lm");
+  const std::string hyperpod = hyperpod_user_copy("camp-hyperpod");
+  campaigns.push_back(Case("camp-hyperpod", "hyperpod", hyperpod, "llama3-8b", "  workdir: @CO@/hyperpod-adapter\n").on(2));
+  checkout("camp-hyperpod", "hyperpod-adapter");
   // Megatron-Bridge's tutorial saves to ./checkpoints and every later run
   // resumes from it: the campaign's copy saves nothing (a run's side effects
   // are the measurement's to turn off).
@@ -320,7 +491,8 @@ TEST_F(EmulateTest, AFiveTrialCampaignPerFramework) {
   }
   campaigns.push_back(Case("camp-bridge", "bridge", bridge, "llama3.2-1b",
                            "  command: [torchrun, 02_pretrain_with_yaml.py, --config-file, \"{config}\"]\n"
-                           "  workdir: @CO@/megatron-bridge/tutorials/recipes/llama\n"));
+                           "  workdir: @CO@/megatron-bridge/tutorials/recipes/llama\n")
+                          .on(1, "b200"));
   checkout("camp-bridge", "megatron-bridge");
   std::vector<Child> children;
   for (const Case& c : campaigns)

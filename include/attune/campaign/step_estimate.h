@@ -12,5 +12,9 @@ namespace attune::campaign {
 // Seconds per step on the recipe's hardware; 0 when the model cannot say (an
 // unknown GPU or model, a layout it cannot predict, a predicted OOM).
 double expected_step_s(const recipe::Recipe& recipe);
+// Seconds between two step lines of its log: a step times the recipe's log
+// interval (Megatron's CI configs log every 100 iterations), what the hang
+// watchdog waits on; 0 when the step time is unknown.
+double expected_step_line_gap_s(const recipe::Recipe& recipe);
 
 }  // namespace attune::campaign

@@ -37,9 +37,9 @@ struct LaunchRequest {
   double budget_gpu_hours = -1;     // what is left to spend (< 0: no budget)
   double default_time_limit_s = 7200;  // when the recipe states none
   int steps = 0;                    // 0: the recipe's measure.steps, else 50
-  // What one step should take, for the hang watchdog (0 = unknown). The
-  // caller estimates it (campaign/step_estimate.h): the cluster module knows
-  // nothing of the simulator.
+  // The time between two step lines of the log (a step times the recipe's
+  // log interval), for the hang watchdog (0 = unknown). The caller estimates
+  // it (campaign/step_estimate.h): the cluster module knows nothing of the simulator.
   double expected_step_s = 0;
   // Payloads `sim` and `emulate`: the attune binary the job runs, the
   // scenario's hidden truth file it passes on, and the seed of this launch's noise.

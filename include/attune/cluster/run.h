@@ -54,7 +54,7 @@ struct RunSpec {
   std::vector<std::vector<std::string>> prepare;
   std::string workdir;                  // where the command starts ("" = attune's working directory)
   int steps = 50;                       // steps a simulated run prints
-  double expected_step_s = 0;           // for the hang watchdog (0 = unknown)
+  double expected_step_s = 0;           // between two step lines of the log, for the hang watchdog (0 = unknown)
   // Simulated clusters: the seed of this launch's noise, so a campaign
   // resumed after a crash draws what it would have (0 = the backend draws
   // from its campaign seed and its own launch count).

@@ -103,6 +103,12 @@ class Adapter {
   // of the recipe file; nullopt: the recipe file itself.
   virtual std::optional<LaunchedFile> launched_file(const Recipe& recipe, const std::string& dir) const;
 
+  // The document value that states `count` of the plan's quantity `name`
+  // (mbs, gbs: samples): the count itself, except where the framework counts
+  // in other units (torchtitan's Python configs count tokens). Throws
+  // InputError when the recipe does not say the unit.
+  virtual Value document_count(const Recipe& recipe, const std::string& name, long long count) const;
+
   // The key changes that set canonical lever `lever` to `value` (most levers
   // are one key; recompute may touch several). Throws InputError on a bad value.
   virtual std::vector<Change> translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const;

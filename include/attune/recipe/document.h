@@ -1,5 +1,6 @@
 // Document: a recipe file held as its exact bytes plus an index of its settings.
-// Each format (YAML, TOML, Megatron launch script) has its own Document. Reading
+// Each format (YAML, TOML, Megatron launch script, a torchtitan command line
+// kept in an attune wrapper) has its own Document. Reading
 // gives every leaf setting by key path; writing changes only the bytes of the
 // changed value (or inserts one line where a key must be added), so an unchanged
 // document saves byte-identical and `diff` shows exactly the edits.
@@ -21,7 +22,7 @@
 
 namespace attune::recipe {
 
-enum class Format { Yaml, Toml, Script };
+enum class Format { Yaml, Toml, Script, Command };
 std::string to_string(Format f);
 
 struct Entry {

@@ -21,7 +21,8 @@ std::string framework_title(Framework f);  // "Megatron-LM", ...
 
 struct Detection {
   std::optional<Framework> framework;  // nullopt: not a training recipe
-  std::string dialect;                 // HyperPod: smp | nemo1 | checkpointless | llmft; Megatron: script | yaml
+  std::string dialect;                 // HyperPod: smp | nemo1 | checkpointless | llmft; Megatron: script | yaml;
+                                       // torchtitan: toml | python (its config generations)
   std::string reason;                  // why (the evidence), or why it is not a recipe
 };
 

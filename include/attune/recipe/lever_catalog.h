@@ -34,7 +34,7 @@ struct LeverDef {
   std::vector<std::string> constraints;  // human-readable rules it must satisfy
   LeverSafety safety = LeverSafety::Throughput;
   std::string allow_name;            // for Numerics: the name --allow takes ("fp8")
-  std::string dialect;               // HyperPod: smp | nemo1 | checkpointless | llmft ("" = all)
+  std::string dialect;               // HyperPod: smp | nemo1 | checkpointless | llmft; torchtitan: toml | python ("" = all)
 };
 
 struct RefusedKey {  // members of a lever pattern family that are not throughput-only
@@ -48,7 +48,7 @@ struct PlanKey {
   std::string name;                  // "gbs", "seq_len", "layers", ...
   std::string key;
   std::vector<std::string> aliases;
-  std::string dialect;               // HyperPod dialect ("" = all)
+  std::string dialect;               // HyperPod or torchtitan dialect ("" = all)
   std::optional<double> min;         // least value a count takes (default 1; torchtitan's -1 = implied)
 };
 

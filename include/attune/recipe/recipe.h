@@ -30,11 +30,16 @@ struct LeverValue {
 class Recipe {
  public:
   // Loads a recipe file or an attune wrapper file (`*.attune.yaml`, or any YAML
-  // with `config:` and `framework:`/`hardware:`). Throws InputError when the
-  // file is malformed, not a recipe, or its framework is unknown.
+  // with `config:` and `framework:`/`hardware:`; or a wrapper whose
+  // launch.command is a torchtitan command line naming --module and --config,
+  // which is then the recipe: config_path() and wrapper_path() both name it).
+  // Throws InputError when the file is malformed, not a recipe, or its
+  // framework is unknown.
   static Recipe load(const std::string& path, const RecipeOptions& options = {});
   // Builds a recipe from text already in memory (tests, benchmarks).
   static Recipe from_text(const std::string& name, std::string text, const RecipeOptions& options = {});
+  // Builds a recipe from a parsed document (named by doc->name()).
+  static Recipe from_document(std::unique_ptr<Document> doc, const RecipeOptions& options = {});
 
   Recipe(Recipe&&) noexcept;
   Recipe& operator=(Recipe&&) noexcept;
@@ -91,6 +96,7 @@ class Recipe {
 
  private:
   Recipe() = default;
+  static Recipe load_command_recipe(const std::string& path, std::string text, const RecipeOptions& options);
   void resolve_context();
   void resolve_model();
   void resolve_hardware();

@@ -4,7 +4,8 @@
 // (Recipe::load) as the same recipe; and, where the framework's own launcher
 // would turn the recipe into another file before training reads it
 // (HyperPod's resolved recipe), that file too. A launched run's directory
-// holds these.
+// holds these. A recipe that is the wrapper's own command line (torchtitan's
+// Python configs) is one file, config and wrapper at once.
 #pragma once
 
 #include <string>

@@ -14,7 +14,8 @@ struct WrapperFile {
   std::string path;         // the wrapper file itself
   std::string framework;    // "" = detect from the config
   std::string framework_version;  // as the user declares it ("" = not said); attune reads no version itself
-  std::string config;       // the framework file, resolved relative to the wrapper
+  std::string config;       // the framework file, resolved relative to the wrapper; "" when the
+                            // recipe is the wrapper's own torchtitan command line (command_document.h)
   std::string model;        // preset name ("" = from the config)
   Hardware hardware;
   LaunchSettings launch;     // command, workdir, env, container, slurm

@@ -88,6 +88,12 @@ class AutomodelParser : public LogParser {
 
   void feed(const LogLine& line, ParseSink& sink) override {
     std::string_view t = line.text;
+    // A validation run's line has the training line's fields
+    // (`[val] name "default" | step 9 | epoch 0 | loss ...`): not a step.
+    if (contains(t, "[val]")) {
+      add_disturbance(sink, Disturbance::Kind::Evaluation, line);
+      return;
+    }
     std::size_t p = step_segment(t);
     const std::size_t kv = p == npos ? key_value_segment(t) : npos;
     if (p != npos || kv != npos) {

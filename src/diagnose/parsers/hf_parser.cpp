@@ -47,7 +47,11 @@ void for_each_dict_entry(std::string_view t, F&& f) {
     std::size_t v = colon + 1;
     while (v < t.size() && t[v] == ' ') ++v;
     std::size_t e = value_end(t, v);
-    f(key, trim(t.substr(v, e - v)));
+    std::string_view value = trim(t.substr(v, e - v));
+    // transformers 5 prints each float of a log dict as a '.4g' string ('10.98').
+    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    f(key, value);
     i = e;
   }
 }

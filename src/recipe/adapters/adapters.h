@@ -62,6 +62,8 @@ class TorchtitanAdapter : public Adapter {
   Layout read_layout(const Recipe& recipe) const override;
   std::string precision(const Recipe& recipe) const override;
   std::string edit_lever(const Recipe& recipe, const std::string& name) const override;
+  Value document_count(const Recipe& recipe, const std::string& name, long long count) const override;
+  std::vector<Change> translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const override;
 
  protected:
   void derive_dp(const Layout& layout, Plan& plan) const override;

@@ -3,11 +3,19 @@
 // (docs/frameworks.md: each fact with its source).
 #include "adapters.h"
 
+#include "attune/recipe/command_document.h"
+
 namespace attune::recipe {
 
 // torchtitan v0.2.x: torchtitan/config/manager.py reads `--job.config_file`.
-FrameworkLaunch TorchtitanAdapter::launch(const Recipe&, const WrittenRecipe& files) const {
+// The Python-config generation has no config file: the recipe is the command
+// line (`--module M --config C` and overrides), as edited.
+FrameworkLaunch TorchtitanAdapter::launch(const Recipe& recipe, const WrittenRecipe& files) const {
   FrameworkLaunch fl;
+  if (const auto* command = dynamic_cast<const CommandDocument*>(&recipe.document())) {
+    fl.command = fill_placeholders(command->argv(), files);
+    return fl;
+  }
   fl.command = {"torchrun", "-m", "torchtitan.train", "--job.config_file", files.launched};
   return fl;
 }

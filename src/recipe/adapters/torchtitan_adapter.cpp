@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "attune/util/error.h"
+
 namespace attune::recipe {
 
 std::string TorchtitanAdapter::edit_lever(const Recipe& recipe, const std::string& name) const {
@@ -22,12 +24,72 @@ std::string TorchtitanAdapter::precision(const Recipe& recipe) const {
   return param == "float32" ? "fp32" : "bf16";
 }
 
+namespace {
+
+constexpr const char* kPython = "python";  // the Python-config generation (dialect)
+
+// The Python configs count the batch in tokens: a micro-batch of
+// num_tokens_per_microbatch_per_dp_rank tokens is that many samples of
+// max_context_length tokens. A count that is no whole number of samples is
+// not read as one: the plan says it is unknown.
+void tokens_to_samples(const Recipe& recipe, Layout& l) {
+  if (l.seq_len <= 0) return;
+  if (l.mbs % l.seq_len == 0) {
+    l.mbs = static_cast<int>(l.mbs / l.seq_len);
+  } else {
+    l.unknown["mbs"] = std::to_string(l.mbs) + " tokens, not a whole number of " + std::to_string(l.seq_len) +
+                       "-token samples";
+    l.mbs = 1;
+  }
+  if (l.gbs && *l.gbs % l.seq_len == 0) {
+    l.gbs = *l.gbs / l.seq_len;
+  } else if (l.gbs) {
+    l.unknown["gbs"] = std::to_string(*l.gbs) + " tokens, not a whole number of " + std::to_string(l.seq_len) +
+                       "-token samples";
+    l.gbs.reset();
+  }
+  // With PP each DP rank takes num_pp_microbatches micro-batches per pass.
+  if (l.pp > 1) {
+    auto n = recipe.find_named("num_pp_microbatches");
+    const long long count = n && n->value.as_int() && *n->value.as_int() > 0 ? *n->value.as_int() : 1;
+    l.local_batch = static_cast<int>(l.mbs * count);
+  }
+}
+
+long long context_length(const Recipe& recipe) {
+  auto e = recipe.find_named("seq_len");
+  if (e && e->value.as_int() && *e->value.as_int() > 0) return *e->value.as_int();
+  throw InputError({recipe.config_path(), e ? e->line : 0, 0}, "training.max_context_length",
+                   "the batch is counted in tokens, but the recipe's max_context_length is not a known number of "
+                   "tokens");
+}
+
+}  // namespace
+
 Layout TorchtitanAdapter::read_layout(const Recipe& recipe) const {
   Layout l = Adapter::read_layout(recipe);
+  if (recipe.dialect() == kPython) {
+    tokens_to_samples(recipe, l);
+    return l;
+  }
   // With PP, training.local_batch_size is split into micro-batches of
   // parallelism.pipeline_parallel_microbatch_size (default 1).
   split_pipeline_batch(recipe, l);
   return l;
+}
+
+Value TorchtitanAdapter::document_count(const Recipe& recipe, const std::string& name, long long count) const {
+  if (recipe.dialect() == kPython && (name == "mbs" || name == "gbs")) return Value::integer(count * context_length(recipe));
+  return Value::integer(count);
+}
+
+std::vector<Change> TorchtitanAdapter::translate(const Recipe& recipe, const LeverDef& lever, const Value& value) const {
+  std::vector<Change> out = Adapter::translate(recipe, lever, value);
+  // `mbs 2` is two samples: the Python configs' key counts their tokens.
+  if (recipe.dialect() == kPython && lever.name == "mbs" && out.size() == 1 && out[0].new_value &&
+      out[0].new_value->as_int())
+    out[0].new_value = document_count(recipe, "mbs", *out[0].new_value->as_int());
+  return out;
 }
 
 namespace {
@@ -58,6 +120,7 @@ void TorchtitanAdapter::framework_rules(const Recipe& recipe, const Plan& p, std
   if (p.pp > 1) {
     long long local = l.local_batch > 0 ? l.local_batch : p.mbs;
     long long m = p.mbs;  // the pipeline micro-batch size
+    // (The Python configs give the count of micro-batches: local = m * count.)
     add_rule(recipe, out, m > 0 && local % m == 0, "pp-microbatch-divides-local-batch", "pp_microbatch",
              "local_batch_size " + std::to_string(local) + " must be divisible by pipeline_parallel_microbatch_size " +
                  std::to_string(m));

@@ -132,6 +132,11 @@ class Prediction:
         # `attune sim predict --json`: "failure" is the failure's kind ("oom",
         # "invalid_argument", ...) or null, "error" its message.
         failure = data.get("failure")
+        # "unpredictable": the simulator has no step time for this recipe (the
+        # framework's own checks still run; the first timed step stops it).
+        self.unpredictable = data.get("error") or "the simulator cannot time it" if failure == "unpredictable" else ""
+        if failure == "unpredictable":
+            failure = None
         self.failure = {"kind": failure, "message": data.get("error") or ""} if isinstance(failure, str) else None
         self.fails_at_step = int(data.get("fails_at_step") or 0)
         self.error = data.get("error") or ""
@@ -152,9 +157,10 @@ def _predict(nodes, gpus_per_node):
         argv += ["--truth-file", truth]
     r = subprocess.run(argv, capture_output=True, text=True)
     try:
-        return json.loads(r.stdout)
+        data = json.loads(r.stdout)
     except ValueError:
         emulator_fault("cannot time this run: `{}` said: {}".format(" ".join(argv), (r.stderr or r.stdout).strip()))
+    return data
 
 
 def prediction(w):
@@ -205,6 +211,8 @@ class StepClock:
         self.run_factor = 1.0 + self.RUN_SPREAD * _normal(seed(), "run")
 
     def seconds(self, step):
+        if self.pred.unpredictable:
+            emulator_fault("cannot time this run: " + self.pred.unpredictable)
         base = self.pred.step_s * self.run_factor
         jitter = 1.0 + self.STEP_SPREAD * _normal(seed(), "step", step)
         warm = 3.0 if step <= 1 else 1.3 if step == 2 else 1.0

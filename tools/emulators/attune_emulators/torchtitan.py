@@ -6,7 +6,10 @@ under torchrun), for the attune emulators. Two generations:
   B  main (commit b5bcd76): `--module M --config C` names a Python function
      that returns a Trainer.Config, CLI overrides on top.
 
-ATTUNE_EMULATE_TORCHTITAN_VERSION picks one ("0.2.2" = A; unset or "main" = B).
+ATTUNE_EMULATE_TORCHTITAN_VERSION picks one ("0.2.2" = A; "main" = B): the
+version installed on the mock cluster. Unset, the version the recipe's
+wrapper declares (ATTUNE_EMULATE_FRAMEWORK_VERSION, from its
+framework_version) is the one installed, and main when it declares none.
 
 What is emulated: the config loading and its errors (TOML field checks, the
 tyro 1.0.7 command-line parser with its error boxes and exit status 2), the
@@ -36,12 +39,12 @@ VERSION = "0.2.2"  # assets/version.txt at both commits (the installed package's
 
 
 def _generation():
-    v = os.environ.get("ATTUNE_EMULATE_TORCHTITAN_VERSION", "")
+    v = os.environ.get("ATTUNE_EMULATE_TORCHTITAN_VERSION", "") or os.environ.get("ATTUNE_EMULATE_FRAMEWORK_VERSION", "")
     if v in ("", "main"):
         return GEN_B
     if v in ("0.2.2", "v0.2.2"):
         return GEN_A
-    harness.emulator_fault("ATTUNE_EMULATE_TORCHTITAN_VERSION={!r}: only '0.2.2' and 'main' are emulated".format(v))
+    harness.emulator_fault("torchtitan {!r} (ATTUNE_EMULATE_TORCHTITAN_VERSION, or the wrapper's framework_version): only '0.2.2' and 'main' are emulated".format(v))
 
 
 # ---------------------------------------------------------------- paths (for prog and tracebacks)

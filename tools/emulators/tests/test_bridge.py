@@ -223,7 +223,7 @@ class RunRecipeTraining(BridgeCase):
     def test_oom_from_the_prediction(self):
         pred = self.path("pred.json")
         with open(pred, "w") as f:
-            json.dump({"step_time_s": 2.0, "failure": {"kind": "oom", "message": "x"}, "fails_at_step": 3,
+            json.dump({"step_time_s": 2.0, "failure": "oom", "error": "x", "fails_at_step": 3,
                        "memory": {"hbm_gib": 80.0, "peak_allocated_gib": 90.0, "peak_reserved_gib": 92.0}}, f)
         rc, out, err = self.run_entry(RUN_RECIPE, "--recipe", "vanilla_gpt_pretrain_config", "logger.log_interval=1",
                                       "checkpoint.save=null", ATTUNE_EMULATE_PREDICTION=pred)

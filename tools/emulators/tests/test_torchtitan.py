@@ -240,7 +240,7 @@ class GenerationA(Case):
     def test_oom_fails_every_rank_with_torchs_message(self):
         pred = os.path.join(self.dir, "prediction.json")
         with open(pred, "w") as f:
-            json.dump({"step_time_s": 1.0, "failure": {"kind": "oom", "message": "x"}, "fails_at_step": 3,
+            json.dump({"step_time_s": 1.0, "failure": "oom", "error": "x", "fails_at_step": 3,
                        "memory": {"hbm_gib": 80, "peak_reserved_gib": 95}}, f)
         r = self.python(A, ["--job.config_file", os.path.join(FIXTURES, "small.toml")], extra={
             "ATTUNE_EMULATE_PREDICTION": pred, "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1",

@@ -1,0 +1,9 @@
+# Stand-in for NeMo AutoModel (36044ad) nemo_automodel/recipes/llm/benchmark.py, run through the attune
+# framework emulators (tools/emulators/attune_emulators/automodel.py); not the framework's code.
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), *[os.pardir] * 5))
+from attune_emulators import automodel  # noqa: E402
+
+automodel.benchmark_main(sys.argv[1:])
