@@ -242,7 +242,21 @@ std::optional<Entry> Recipe::elastic_override(const std::string& doc_path) const
   return doc_->find("scale_config." + std::to_string(nodes) + "." + doc_path);
 }
 
+bool Recipe::env_in_launch(const std::string& key) const {
+  return key.rfind("env.", 0) == 0 && adapter_->catalog().env_root == "-";
+}
+
 std::optional<Entry> Recipe::find(const std::string& catalog_key) const {
+  if (env_in_launch(catalog_key)) {
+    // The file has no environment: the launch's is the recipe's.
+    const auto it = launch_.env.find(catalog_key.substr(4));
+    if (it == launch_.env.end()) return std::nullopt;
+    Entry e;
+    e.path = catalog_key;
+    e.value = Value::parse(it->second);
+    e.raw = it->second;
+    return e;
+  }
   std::string path = adapter_->doc_key(*this, catalog_key);
   if (auto e = elastic_override(path)) return e;
   if (auto e = doc_->find(path)) return e;
@@ -337,6 +351,11 @@ std::vector<LeverValue> Recipe::levers() const {
 }
 
 void Recipe::apply(const Change& c) {
+  if (env_in_launch(c.key)) {
+    if (c.new_value && !c.new_value->is_null()) launch_.env[c.key.substr(4)] = c.new_value->str();
+    else launch_.env.erase(c.key.substr(4));
+    return;
+  }
   if (c.new_value && !adapter_->written_as_absent(*this, c.key, *c.new_value)) doc_->set(c.key, *c.new_value);
   else doc_->remove(c.key);
 }

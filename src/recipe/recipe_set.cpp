@@ -292,16 +292,17 @@ std::string lever_label(const Target& t, const std::string& requested) {
 }
 
 // A framework whose file has no environment section (torchtitan's TOML,
-// Axolotl's and HyperPod's YAML) takes its variables from the launch: an
-// `env.NAME` key written into the file would be an unknown section the
-// framework rejects or ignores, so the edit is refused.
-void refuse_env_outside_the_file(const Recipe& r, const std::vector<Change>& changes, const std::string& requested) {
-  if (r.adapter().catalog().env_root != "-") return;
+// AutoModel's, Axolotl's and HyperPod's YAML) takes its variables from the
+// launch: an `env.NAME` edit goes into the wrapper's launch.env, which the
+// gate judges with the file. A recipe that is the wrapper's own command line
+// keeps its launch.env outside the command, where no edit of it is written.
+void refuse_env_of_a_command_recipe(const Recipe& r, const std::vector<Change>& changes, const std::string& requested) {
+  if (r.adapter().catalog().env_root != "-" || r.document().format() != Format::Command) return;
   for (const auto& c : changes) {
     if (c.key.rfind("env.", 0) != 0) continue;
     throw InputError({r.config_path(), 0, 0}, requested,
-                     r.adapter().catalog().title + "'s config file has no environment section: set " +
-                         c.key.substr(4) + " where the job is launched (the attune wrapper's launch.env)");
+                     "a recipe kept as its command line takes " + c.key.substr(4) +
+                         " from the wrapper's launch.env, which attune does not edit: set it there");
   }
 }
 
@@ -331,7 +332,7 @@ EditResult Recipe::set(const std::string& lever_or_key, const std::string& value
     c.new_value = value;
     result.changes = {c};
   }
-  refuse_env_outside_the_file(*this, result.changes, lever_or_key);
+  refuse_env_of_a_command_recipe(*this, result.changes, lever_or_key);
   for (const auto& c : result.changes) work.apply(c);
 
   if (!target.plan_key) {

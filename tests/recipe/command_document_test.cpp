@@ -162,6 +162,19 @@ TEST_F(CommandRecipe, TheBatchKeysCountTokensAndThePlanReadsSamples) {
   EXPECT_EQ(mbs.after.grad_accum, 1);
 }
 
+TEST_F(CommandRecipe, AnEnvironmentLeverIsLeftToTheUser) {
+  Recipe r = load(kFlow);
+  const std::string before = r.document().text();
+  try {
+    r.set("pytorch_cuda_alloc_conf", "expandable_segments:True");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("launch.env"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(r.document().text(), before);
+  EXPECT_EQ(r.launch().env.count("PYTORCH_CUDA_ALLOC_CONF"), 0u);
+}
+
 TEST_F(CommandRecipe, ATokenCountThatIsNoWholeNumberOfSamplesIsUnknown) {
   std::string text = kFlow;
   text.replace(text.find("--compile.enable"), 16, "--training.num-tokens-per-microbatch-per-dp-rank, \"5000\"");

@@ -82,18 +82,19 @@ TEST(TorchtitanRecipe, SequenceRuleWithContextParallel) {
   EXPECT_THROW(odd.set("cp", "2"), InputError);
 }
 
-// The TOML has no environment section: an env.NAME edit is refused (it
-// belongs in the launch), and the recipe is left as it was.
-TEST(TorchtitanRecipe, EnvironmentEditsAreRefusedNotWrittenIntoTheToml) {
+// The TOML has no environment section: an env.NAME edit goes into the
+// launch's environment (the wrapper's launch.env), never into the TOML.
+TEST(TorchtitanRecipe, EnvironmentEditsGoIntoTheLaunchNotTheToml) {
   Recipe r = Recipe::from_text("t.toml", kTitan, nodes(1));
   const std::string before = r.document().text();
-  try {
-    r.set("env.NCCL_NVLS_ENABLE", "0", true);
-    FAIL() << "an environment variable was written into the TOML";
-  } catch (const InputError& e) {
-    EXPECT_NE(e.message().find("launch.env"), std::string::npos) << e.message();
-    EXPECT_EQ(e.key(), "env.NCCL_NVLS_ENABLE");
-  }
+  EXPECT_FALSE(r.find("env.PYTORCH_CUDA_ALLOC_CONF"));
+  const EditResult e = r.set("pytorch_cuda_alloc_conf", "expandable_segments:True");
+  ASSERT_EQ(e.changes.size(), 1u);
+  EXPECT_EQ(e.changes[0].key, "env.PYTORCH_CUDA_ALLOC_CONF");
+  EXPECT_EQ(r.launch().env.at("PYTORCH_CUDA_ALLOC_CONF"), "expandable_segments:True");
+  EXPECT_EQ(r.find("env.PYTORCH_CUDA_ALLOC_CONF")->value.str(), "expandable_segments:True");
+  r.set("env.NCCL_NVLS_ENABLE", "0", true);
+  EXPECT_EQ(r.launch().env.at("NCCL_NVLS_ENABLE"), "0");
   EXPECT_EQ(r.document().text(), before);
 }
 

@@ -65,7 +65,9 @@ class Recipe {
   // Where the node count came from when the file is overridden: "flags" or "wrapper".
   const std::string& hardware_source() const { return hardware_source_; }
 
-  // Value of a catalog key (lever or plan key, aliases tried), or nullopt.
+  // Value of a catalog key (lever or plan key, aliases tried), or nullopt;
+  // `env.NAME` of a framework whose file has no environment section is the
+  // launch's (the wrapper's launch.env).
   std::optional<Entry> find(const std::string& catalog_key) const;
   // HyperPod LLMFT: the value a scale_config.<nodes> block sets for `doc_path`
   // at the recipe's node count, which overrides the base value.
@@ -91,12 +93,16 @@ class Recipe {
   EditResult set(const std::string& lever_or_key, const std::string& value_text, bool allow_new_key = false);
 
   // Applies a document change and records it (used by adapters' solving).
+  // An `env.NAME` change of a framework whose file has no environment
+  // section goes into the launch's environment (launch().env).
   void apply(const Change& change);
   nlohmann::json to_json() const;  // framework, plan, levers, violations, notes
 
  private:
   Recipe() = default;
   static Recipe load_command_recipe(const std::string& path, std::string text, const RecipeOptions& options);
+  // `env.NAME` of a framework whose variables come from the launch, not the file.
+  bool env_in_launch(const std::string& key) const;
   void resolve_context();
   void resolve_model();
   void resolve_hardware();
