@@ -386,6 +386,7 @@ class LogReader::Normaliser {
 
   void physical(std::string_view raw);
   void finish();
+  void flush_pending();
 
  private:
   struct Seen {
@@ -427,7 +428,11 @@ void LogReader::Normaliser::physical(std::string_view raw) {
   // last CR may carry its own.
   int rank = strip_prefixes(s, -1);
   if (std::memchr(s.data(), '\r', s.size()) != nullptr) {
-    for (std::string_view bar : earlier_bar_refreshes(s)) logical(bar, lineno_, strip_prefixes(bar, rank));
+    const std::vector<std::string_view> bars = earlier_bar_refreshes(s);
+    // A bar between two halves of a wrapped line ends it: lines leave in
+    // the order they were written.
+    if (!bars.empty()) flush_pending();
+    for (std::string_view bar : bars) logical(bar, lineno_, strip_prefixes(bar, rank));
     s = last_cr_segment(s);
     rank = strip_prefixes(s, rank);
   }
@@ -456,11 +461,13 @@ void LogReader::Normaliser::physical(std::string_view raw) {
   logical(s, lineno_, rank);
 }
 
-void LogReader::Normaliser::finish() {
+void LogReader::Normaliser::flush_pending() {
   if (!has_pending_) return;
   has_pending_ = false;
   logical(pending_, pending_line_, pending_rank_);
 }
+
+void LogReader::Normaliser::finish() { flush_pending(); }
 
 // Splits records glued to progress bars; each piece keeps the line number.
 void LogReader::Normaliser::logical(std::string_view s, long line, int rank) {

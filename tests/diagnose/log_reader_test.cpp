@@ -52,9 +52,6 @@ TEST(LogReader, PlainLinesAreNumberedFromOne) {
 
 TEST(LogReader, EmptyTextGivesNoLines) { EXPECT_TRUE(read("").empty()); }
 
-// tqdm.write() clears the bar (CR, blanks, CR) and prints its message on the
-// same physical line: the message is the line, and the bar it cleared comes
-// first, as its own line (its position and rate were the step's).
 // On a file a bar keeps one physical line until a newline: each refresh is a
 // step's position and rate, read as its own line; a tqdm.write() clears the
 // bar first (`\r`, blanks, `\r`), and its message is the line's last part.
@@ -71,6 +68,19 @@ TEST(LogReader, EveryRefreshOfABarIsItsOwnLine) {
   EXPECT_EQ(got[3].text, " 10%|#         | 3/30 [00:05<00:44,  1.65s/it]");
   EXPECT_EQ(got[4].text, " 13%|#3        | 4/30 [00:06<00:40,  1.5s/it]");
   EXPECT_EQ(got[4].line, 2);
+}
+
+// A bar that follows the first half of an 80-column wrapped line ends that
+// line: the wrapped text leaves first, then the bar's refreshes, in order.
+TEST(LogReader, ABarAfterAWrappedLineComesAfterIt) {
+  const std::string wrapped(80, 'w');
+  const auto got = read(wrapped + "\n 10%|#         | 3/30 [00:05<00:44,  1.65s/it]\r 13%|#3   | 4/30 [00:06<00:40,  1.5s/it]\n");
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].text, wrapped);
+  EXPECT_EQ(got[0].line, 1);
+  EXPECT_EQ(got[1].text, " 10%|#         | 3/30 [00:05<00:44,  1.65s/it]");
+  EXPECT_EQ(got[1].line, 2);
+  EXPECT_EQ(got[2].text, " 13%|#3   | 4/30 [00:06<00:40,  1.5s/it]");
 }
 
 TEST(LogReader, EmptyLinesKeepNumbering) {
