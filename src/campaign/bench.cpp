@@ -12,11 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "attune/campaign/campaign_journal.h"
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/campaign/tune.h"
 #include "attune/gate/correctness_gate.h"
+#include "attune/ledger/ledger.h"
 #include "attune/sim/scenario.h"
 #include "attune/sim/scenario_report.h"
 #include "attune/util/error.h"
@@ -76,42 +76,6 @@ BenchScenario bench_scenario(const std::string& dir) {
   out.optimum_tokens_per_s_per_gpu = score.optimum;
   out.baseline_tokens_per_s_per_gpu =
       score.failure.empty() && score.refused.empty() ? score.tuned * (1 - score.oom_risk) : 0;
-  return out;
-}
-
-// The incumbent's measured throughput after each trial against the GPU-hours
-// spent by then, replayed from the campaign's journal: the baseline, each
-// acceptance, each demotion and each winner its verification took back.
-std::vector<std::pair<double, double>> incumbent_curve(const std::string& dir) {
-  const CampaignJournal journal((fs::path(dir) / "journal.jsonl").string());
-  std::map<int, double> tokens;
-  std::map<int, int> parent;
-  int incumbent = -1;
-  double spent = 0;
-  std::vector<std::pair<double, double>> out;
-  auto become = [&](int trial) {
-    if (trial != incumbent && trial >= 0 && incumbent >= 0 && !parent.count(trial)) parent[trial] = incumbent;
-    incumbent = trial;
-    out.emplace_back(spent, tokens[incumbent]);
-  };
-  for (const nlohmann::json& e : journal.events()) {
-    const std::string event = e.value("event", "");
-    const int trial = e.value("trial", -1);
-    if (event == "run_finished") {
-      spent += e.value("gpu_hours", 0.0);
-    } else if (event == "trial") {
-      const nlohmann::json& t = e["tokens_per_s_per_gpu"];
-      tokens[trial] = t.is_number() ? t.get<double>() : 0;
-      const std::string outcome = e.value("outcome", "");
-      if (outcome == "baseline" || outcome == "accepted") become(trial);
-    } else if (event == "rescreened" && e.value("outcome", "") == "accepted") {
-      become(trial);
-    } else if (event == "demoted") {
-      become(e.value("back_to", 0));
-    } else if (event == "verification" && e["loss"].value("suspect", false) && trial == incumbent) {
-      become(parent.count(trial) ? parent[trial] : 0);
-    }
-  }
   return out;
 }
 
@@ -325,6 +289,23 @@ std::string scenario_table(const BenchResult& r, const std::string& title, F fie
 }
 
 }  // namespace
+
+std::vector<std::pair<double, double>> incumbent_curve(const std::string& campaign_dir) {
+  const ledger::Ledger journal((std::filesystem::path(campaign_dir) / "journal.jsonl").string());
+  ledger::LedgerState state;
+  std::vector<std::pair<double, double>> out;
+  for (const nlohmann::json& e : journal.events()) {
+    const bool changed = ledger::apply(state, e);
+    const ledger::EventKind kind = ledger::kind_of(e);
+    const bool decided = (kind == ledger::EventKind::Trial || kind == ledger::EventKind::Rescreened) &&
+                         ledger::identity_of(e).trial == state.incumbent;
+    const ledger::TrialState* inc = state.trial(state.incumbent);
+    if ((changed || decided) && inc && inc->decided_tokens_per_s_per_gpu)
+      out.emplace_back(state.spent_gpu_hours, *inc->decided_tokens_per_s_per_gpu);
+  }
+  return out;
+}
+
 
 std::vector<std::string> default_bench_policies(const policy::PolicySettings& settings) {
   std::vector<std::string> out;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "attune/campaign/sim_target.h"
+#include "attune/ledger/journal_event.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
 #include "attune/util/input_file.h"
@@ -76,7 +77,7 @@ CampaignRecord::CampaignRecord(std::string dir) : dir_(std::move(dir)) {
   const fs::path journal = fs::path(dir_) / "journal.jsonl";
   if (!is_file(journal)) throw InputError({dir_, 0, 0}, "DIR", "no campaign here (no journal.jsonl)");
   events_ = read_json_lines(journal.string(), "journal.jsonl", damaged_);
-  if (events_.empty() || events_.front().event.value("event", "") != "campaign")
+  if (events_.empty() || ledger::kind_of(events_.front().event) != ledger::EventKind::Campaign)
     throw InputError({journal.string(), events_.empty() ? 1 : events_.front().line, 0}, "event",
                      "the journal does not start with the campaign's inputs (a `campaign` event)");
   try {

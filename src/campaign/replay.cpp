@@ -13,6 +13,7 @@
 #include "attune/cluster/run.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
+#include "attune/ledger/journal_event.h"
 #include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
 #include "attune/recipe/run_hardware.h"
@@ -318,7 +319,8 @@ void Replayer::check_demotion(const RecordedEvent* next) {
   if (!pending_demotion_) return;
   const PendingDemotion p = *pending_demotion_;
   pending_demotion_.reset();
-  const bool recorded = next && next->event.value("event", "") == "demoted" && next->event.value("trial", -1) == p.trial;
+  const bool recorded = next && ledger::kind_of(next->event) == ledger::EventKind::Demoted &&
+                        ledger::identity_of(next->event).trial == p.trial;
   if (recorded == p.today) return;
   differ("demotion", p.trial, trial(p.trial).runs, recorded ? "demoted" : "kept", p.today ? "demoted" : "kept",
          fmt::format("re-measured as the incumbent, it would now be {}: {}", p.today ? "demoted" : "kept", p.why));
@@ -407,15 +409,20 @@ void Replayer::compare_stages() {
 }
 
 void Replayer::replay_event(const RecordedEvent& e) {
-  const std::string kind = e.event.value("event", "");
-  if (kind == "proposal") on_proposal(e);
-  else if (kind == "run_launching") launched_dirs_[{e.event.value("trial", -1), e.event.value("run", 0)}] = e.event.value("dir", "");
-  else if (kind == "run_finished") on_run_finished(e);
-  else if (kind == "verdict") on_verdict(e);
-  else if (kind == "demoted") incumbent_ = e.event.value("back_to", trial(e.event.value("trial", -1)).parent);
-  else if (kind == "verification") on_verification(e);
-  else if (kind == "trial") trial(e.event.value("trial", -1)).recorded_outcome = e.event.value("outcome", "");
-  else if (kind == "finished") on_finished(e);
+  using ledger::EventKind;
+  switch (ledger::kind_of(e.event)) {
+    case EventKind::Proposal: on_proposal(e); break;
+    case EventKind::RunLaunching:
+      launched_dirs_[{e.event.value("trial", -1), e.event.value("run", 0)}] = e.event.value("dir", "");
+      break;
+    case EventKind::RunFinished: on_run_finished(e); break;
+    case EventKind::Verdict: on_verdict(e); break;
+    case EventKind::Demoted: incumbent_ = e.event.value("back_to", trial(e.event.value("trial", -1)).parent); break;
+    case EventKind::Verification: on_verification(e); break;
+    case EventKind::Trial: trial(e.event.value("trial", -1)).recorded_outcome = e.event.value("outcome", ""); break;
+    case EventKind::Finished: on_finished(e); break;
+    default: break;
+  }
 }
 
 std::vector<RecordedTrial> Replayer::recorded_trials() const {
@@ -481,7 +488,7 @@ ReplayResult Replayer::run() {
   const auto& events = record_.events();
   for (std::size_t i = 0; i < events.size(); ++i) {
     replay_event(events[i]);
-    if (pending_demotion_ && events[i].event.value("event", "") == "run_finished")
+    if (pending_demotion_ && ledger::kind_of(events[i].event) == ledger::EventKind::RunFinished)
       check_demotion(i + 1 < events.size() ? &events[i + 1] : nullptr);
   }
   compare_stages();

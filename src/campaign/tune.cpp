@@ -15,7 +15,6 @@
 
 #include "attune/campaign/acceptance.h"
 #include "attune/campaign/budget.h"
-#include "attune/campaign/campaign_journal.h"
 #include "attune/campaign/concurrent_runs.h"
 #include "attune/campaign/directory_run.h"
 #include "attune/campaign/loss_check.h"
@@ -27,6 +26,7 @@
 #include "attune/cluster/serialized_cluster.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
+#include "attune/ledger/ledger.h"
 #include "attune/policy/candidates.h"
 #include "attune/policy/lessons.h"
 #include "attune/policy/policy.h"
@@ -79,6 +79,7 @@ struct PlannedRun {
   int steps_factor = 1;
   double cost = 0;                     // its expected cost, held against the budget while in flight
   std::optional<RunMeasure> recalled;  // it finished before: its measurement from the journal
+  nlohmann::json recalled_record;      // and the journal's record of it
   ConcurrentRun job;                   // otherwise: what to run, and how it ended
 };
 
@@ -119,8 +120,10 @@ class Campaign {
   void record_trial(const Trial& t);
   double noise_cv() const;
   double min_gain_now() const;
-  Trial& incumbent() { return trials_.at(static_cast<std::size_t>(incumbent_)); }
-  const Trial& incumbent() const { return trials_.at(static_cast<std::size_t>(incumbent_)); }
+  // Who the incumbent is: what the journal's records say (ledger_state.h).
+  int incumbent_n() const { return journal_->state().incumbent; }
+  Trial& incumbent() { return trials_.at(static_cast<std::size_t>(incumbent_n())); }
+  const Trial& incumbent() const { return trials_.at(static_cast<std::size_t>(incumbent_n())); }
   std::vector<Observation> observations() const;
 
   TuneRequest q_;
@@ -128,7 +131,7 @@ class Campaign {
   TuneResult result_;
   std::optional<FileLock> lock_;
   bool made_directory_ = false;  // this tune created the campaign directory (not --resume, not an existing --out)
-  std::unique_ptr<CampaignJournal> journal_;
+  std::unique_ptr<ledger::Ledger> journal_;
   std::shared_ptr<spdlog::logger> log_;
   std::optional<LaunchTarget> target_;
   cluster::ClusterDefinition def_;
@@ -140,7 +143,6 @@ class Campaign {
   AcceptanceRule rule_;
   std::uint64_t seed_ = 1;
   std::vector<Trial> trials_;   // index = trial number
-  int incumbent_ = 0;
   int since_best_ = 0;
   bool stopped_ = false;
   bool policy_done_ = false;    // the policy's last answer was that nothing is worth trying
@@ -160,7 +162,7 @@ void Campaign::progress(const std::string& doing, double elapsed_s) {
   p.trial = static_cast<int>(trials_.size()) - 1;
   p.doing = doing;
   p.run_elapsed_s = elapsed_s;
-  p.best_tokens_per_s_per_gpu = incumbent_ < static_cast<int>(trials_.size()) && !incumbent().arm.run_means.empty()
+  p.best_tokens_per_s_per_gpu = incumbent_n() < static_cast<int>(trials_.size()) && !incumbent().arm.run_means.empty()
                                     ? median(incumbent().arm.run_means)
                                     : 0;
   const double base = trials_.empty() || trials_[0].arm.run_means.empty() ? 0 : median(trials_[0].arm.run_means);
@@ -187,7 +189,7 @@ void Campaign::open_directory() {
   if (!lock_)
     throw InputError({result_.dir, 0, 0}, resume ? "--resume" : "--out",
                      fmt::format("another attune tune (pid {}) is working in this directory", holder));
-  journal_ = std::make_unique<CampaignJournal>((dir / "journal.jsonl").string(), q_.durable);
+  journal_ = std::make_unique<ledger::Ledger>((dir / "journal.jsonl").string(), q_.durable);
   auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / "campaign.log").string());
   log_ = std::make_shared<spdlog::logger>("campaign", sink);
   log_->set_pattern("%Y-%m-%dT%H:%M:%S.%e %v");
@@ -273,7 +275,7 @@ void Campaign::load_inputs() {
   const auto& events = journal_->events();
   if (!events.empty()) {
     // A resumed campaign runs with the inputs it started with.
-    if (events.front().value("event", "") != "campaign")
+    if (ledger::kind_of(events.front()) != ledger::EventKind::Campaign)
       throw InputError({journal_->path(), 1, 0}, "event", "the journal does not start with the campaign's inputs");
     const std::string resume = q_.resume_dir;
     try {
@@ -304,7 +306,7 @@ void Campaign::load_inputs() {
   policy_ = policy::make_policy(q_.policy, q_.policy_settings);
   if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
   if (events.empty()) {
-    journal_->record({{"event", "campaign"}, {"inputs", inputs_json(q_, seed_, *q_.budget_gpu_hours)}});
+    journal_->record(ledger::CampaignStarted{inputs_json(q_, seed_, *q_.budget_gpu_hours)});
     write_file((fs::path(result_.dir) / "campaign.json").string(),
                       inputs_json(q_, seed_, *q_.budget_gpu_hours).dump(2) + "\n");
   }
@@ -315,16 +317,11 @@ void Campaign::load_inputs() {
                    q_.policy, budget_->total(), seed_));
 }
 
+// From the runs recorded so far (a resume recalls the same ones in the same
+// order, so it plans as the campaign did).
 double Campaign::expected_run_cost(int steps_factor) const {
-  double sum = 0;
-  int n = 0;
-  for (const auto& e : journal_->events()) {
-    if (e.value("event", "") != "run_finished") continue;
-    const double factor = std::max(1, e.value("steps_factor", 1));
-    sum += e.value("gpu_hours", 0.0) / factor;
-    ++n;
-  }
-  return n ? kCostMargin * steps_factor * sum / n : 0;
+  const ledger::LedgerState& s = journal_->state();
+  return s.finished_runs ? kCostMargin * steps_factor * s.gpu_hours_per_steps_factor / s.finished_runs : 0;
 }
 
 std::optional<PlannedRun> Campaign::plan_run(Trial& t, const std::string& purpose, int steps_factor, double in_flight) {
@@ -333,16 +330,17 @@ std::optional<PlannedRun> Campaign::plan_run(Trial& t, const std::string& purpos
   p.run = t.runs + 1;
   p.purpose = purpose;
   p.steps_factor = steps_factor;
-  if (const nlohmann::json* done = journal_->find("run_finished", t.n, p.run)) {
+  if (const nlohmann::json* done = journal_->find(ledger::EventKind::RunFinished, t.n, p.run)) {
     p.recalled = measure_from_json(done->at("measurement"), journal_->path());
+    p.recalled_record = *done;
     return p;
   }
   if (interrupted()) return std::nullopt;
-  const bool launching = journal_->find("run_launching", t.n, p.run) != nullptr;
+  const bool launching = journal_->find(ledger::EventKind::RunLaunching, t.n, p.run) != nullptr;
   p.cost = expected_run_cost(steps_factor);
   if (!launching) {
     // Keep one run's worth for verifying a winner; runs in flight hold their worst case.
-    const double reserve = incumbent_ != 0 && purpose != "verify" ? expected_run_cost(1) : 0;
+    const double reserve = incumbent_n() != 0 && purpose != "verify" ? expected_run_cost(1) : 0;
     if (p.cost > 0 && p.cost + reserve + in_flight > budget_->left()) return std::nullopt;
     if (budget_->left() - in_flight <= 0) return std::nullopt;
   }
@@ -358,9 +356,7 @@ std::optional<PlannedRun> Campaign::plan_run(Trial& t, const std::string& purpos
   r.hang_factor = q_.hang_factor;
   r.startup_allowance_s = q_.startup_allowance_s;
   r.durable = q_.durable;
-  if (!launching)
-    journal_->record({{"event", "run_launching"}, {"trial", t.n}, {"run", p.run}, {"purpose", purpose}, {"dir", r.run_dir},
-                      {"steps_factor", steps_factor}});
+  journal_->record(ledger::RunLaunching{t.n, p.run, purpose, r.run_dir, steps_factor});
   p.job.approved = &*t.approved;
   p.job.label = t.n == 0 ? fmt::format("baseline run {}", p.run) : fmt::format("trial {} ({}) {}", t.n, t.proposal.label(), purpose);
   return p;
@@ -388,6 +384,7 @@ void Campaign::execute(std::vector<PlannedRun>& runs) {
 std::optional<RunMeasure> Campaign::finish_run(PlannedRun& p) {
   Trial& t = trials_.at(static_cast<std::size_t>(p.trial));
   if (p.recalled) {
+    journal_->record(p.recalled_record);
     budget_->charge(p.recalled->gpu_hours);
     ++result_.launches;
     if (!p.recalled->ok) ++result_.failed_launches;
@@ -413,9 +410,8 @@ std::optional<RunMeasure> Campaign::finish_run(PlannedRun& p) {
     stopped_ = true;
     return std::nullopt;  // not journalled as finished: a resume measures it again
   }
-  journal_->record({{"event", "run_finished"}, {"trial", t.n}, {"run", p.run}, {"purpose", p.purpose},
-                    {"steps_factor", p.steps_factor}, {"status", cluster::run_status_json(done.status)},
-                    {"gpu_hours", m.gpu_hours}, {"measurement", to_json(m)}});
+  journal_->record(ledger::RunFinished{t.n, p.run, p.purpose, p.steps_factor, cluster::run_status_json(done.status),
+                                        m.gpu_hours, to_json(m)});
   log_->info("trial {} run {} ({}): {} {:.1f} tokens/s/GPU, {:.3f} GPU-hours {}", t.n, p.run, p.purpose, m.state, m.tokens,
              m.gpu_hours, m.failure);
   budget_->charge(m.gpu_hours);
@@ -488,11 +484,8 @@ double Campaign::noise_cv() const {
 double Campaign::min_gain_now() const { return min_gain(rule_, noise_cv(), 2, incumbent().arm.run_means.size()); }
 
 void Campaign::record_trial(const Trial& t) {
-  if (!journal_->find("trial", t.n)) {
-    journal_->record({{"event", "trial"}, {"trial", t.n}, {"outcome", policy::to_string(t.obs.outcome)},
-                      {"reason", t.obs.reason}, {"failure", t.obs.failure}, {"runs", t.obs.runs},
-                      {"tokens_per_s_per_gpu", optional_json(t.obs.tokens_per_s_per_gpu)}, {"gpu_hours", t.obs.gpu_hours}});
-  }
+  journal_->record(ledger::TrialDecided{t.n, policy::to_string(t.obs.outcome), t.obs.reason, t.obs.failure, t.obs.runs,
+                                         t.obs.tokens_per_s_per_gpu, t.obs.gpu_hours});
   TrialRecord rec;
   rec.trial = t.n;
   rec.parent = t.parent;
@@ -545,22 +538,21 @@ bool Campaign::remeasure_incumbent() {
   Trial& inc = incumbent();
   const auto m = measure(inc, "remeasure", 1);
   if (!m) return false;
-  if (incumbent_ == 0 || !m->ok) return true;
+  if (incumbent_n() == 0 || !m->ok) return true;
   Trial& parent = trials_.at(static_cast<std::size_t>(inc.parent));
   // Kept while it is still a close call or better: what takes it back is
   // evidence that it is not faster (a gain below half the threshold), not a
   // failure to prove again by a margin what it already proved once.
   const AcceptanceVerdict v = judge(inc.arm, parent.arm, noise_cv(), 0, rule_);
   if (v.decision != Decision::Reject) return true;
-  journal_->record({{"event", "demoted"}, {"trial", inc.n}, {"back_to", parent.n}, {"verdict", to_json(v)}});
+  journal_->record(ledger::Demoted{inc.n, parent.n, to_json(v)});
   note(fmt::format("trial {} re-measured: {}; back to trial {}", inc.n, v.why, parent.n));
   inc.obs.outcome = TrialOutcome::Demoted;
   inc.obs.reason = v.why;
   for (TrialRecord& r : result_.history) {
     if (r.trial == inc.n) r.outcome = "demoted", r.reason = v.why;
   }
-  incumbent_ = parent.n;
-  return true;
+  return true;  // the demotion's record took the incumbent back
 }
 
 // When the policy has nothing left: the candidate of the incumbent it was
@@ -574,7 +566,7 @@ bool Campaign::rescreen() {
   double best = 0;
   const double inc = median(incumbent().arm.run_means);
   for (Trial& t : trials_) {
-    if (t.n == 0 || t.obs.outcome != TrialOutcome::Rejected || t.runs >= kSettledRuns || t.parent != incumbent_ ||
+    if (t.n == 0 || t.obs.outcome != TrialOutcome::Rejected || t.runs >= kSettledRuns || t.parent != incumbent_n() ||
         t.arm.run_means.empty())
       continue;
     const double gain = inc > 0 ? median(t.arm.run_means) / inc - 1 : 0;
@@ -589,9 +581,7 @@ bool Campaign::rescreen() {
   }
   if (!m->ok) pick->obs.outcome = TrialOutcome::Failed;
   else judge_candidate(*pick);
-  if (!journal_->find("rescreened", pick->n))
-    journal_->record({{"event", "rescreened"}, {"trial", pick->n}, {"outcome", policy::to_string(pick->obs.outcome)},
-                      {"reason", pick->obs.reason}});
+  journal_->record(ledger::Rescreened{pick->n, policy::to_string(pick->obs.outcome), pick->obs.reason});
   for (TrialRecord& r : result_.history) {
     if (r.trial != pick->n) continue;
     r.outcome = policy::to_string(pick->obs.outcome);
@@ -623,13 +613,12 @@ void Campaign::judge_candidate(Trial& c) {
   for (;;) {
     const Trial& inc = incumbent();
     const AcceptanceVerdict v = judge(c.arm, inc.arm, noise_cv(), remeasures, rule_);
-    journal_->record({{"event", "verdict"}, {"trial", c.n}, {"against", inc.n}, {"runs", c.runs}, {"verdict", to_json(v)}});
+    journal_->record(ledger::VerdictGiven{c.n, inc.n, c.runs, to_json(v)});
     if (v.decision == Decision::Accept) {
       c.obs.outcome = TrialOutcome::Accepted;
       c.obs.reason = v.why;
-      c.parent = incumbent_;
-      c.obs.parent = incumbent_;
-      incumbent_ = c.n;
+      c.parent = inc.n;  // the verdict's record made it the incumbent
+      c.obs.parent = inc.n;
       return;
     }
     if (v.decision == Decision::Reject) {
@@ -639,9 +628,9 @@ void Campaign::judge_candidate(Trial& c) {
     }
     if (v.decision == Decision::Remeasure) {
       ++remeasures;
-      const int before = incumbent_;
+      const int before = incumbent_n();
       if (!remeasure_incumbent()) break;
-      if (incumbent_ != before) continue;  // the incumbent was taken back: judge against its parent
+      if (incumbent_n() != before) continue;  // the incumbent was taken back: judge against its parent
     }
     const auto m = measure(c, v.decision == Decision::Confirm ? "confirm" : "remeasure", v.decision == Decision::Confirm ? 2 : 1);
     if (!m) break;
@@ -678,7 +667,7 @@ nlohmann::json Campaign::trial_profile(int trial) const {
 void Campaign::pass_on_policy_notes(int trial) {
   for (const std::string& text : policy_->take_notes()) {
     note(text);
-    journal_->record({{"event", "policy_note"}, {"trial", trial}, {"note", text}});
+    journal_->record(ledger::PolicyNote{trial, text});
     result_.policy_notes.push_back(text);
   }
 }
@@ -689,15 +678,16 @@ void Campaign::pass_on_policy_notes(int trial) {
 std::optional<Trial> Campaign::propose_trial(int n) {
   Trial c;
   c.n = n;
-  c.parent = incumbent_;
+  c.parent = incumbent_n();
   c.obs.trial = n;
-  c.obs.parent = incumbent_;
-  if (const nlohmann::json* p = journal_->find("proposal", n)) {
+  c.obs.parent = incumbent_n();
+  if (const nlohmann::json* p = journal_->find(ledger::EventKind::Proposal, n)) {
     c.proposal = policy::proposal_from_json(p->at("proposal"), journal_->path());
+    journal_->record(*p);
   } else {
     const Trial& inc = incumbent();
     const std::vector<Observation> history = observations();
-    policy::PolicyContext ctx{target_->recipe, inc.approved->recipe(), incumbent_, inc.obs.tokens_per_s_per_gpu.value_or(0),
+    policy::PolicyContext ctx{target_->recipe, inc.approved->recipe(), incumbent_n(), inc.obs.tokens_per_s_per_gpu.value_or(0),
                               min_gain_now(), history, inc.last_diagnosis ? &*inc.last_diagnosis : nullptr, *gate_,
                               lessons_, seed_, n, budget_->left(), expected_run_cost(1),
                               [this](int trial) { return trial_logs(trial); },
@@ -705,15 +695,14 @@ std::optional<Trial> Campaign::propose_trial(int n) {
     const policy::PolicyAnswer a = policy_->propose(ctx);
     pass_on_policy_notes(n);
     if (!a.proposal) {
-      journal_->record({{"event", "policy_stop"}, {"trial", n}, {"reason", a.stop_reason}, {"policy", policy_->explain()}});
+      journal_->record(ledger::PolicyStop{n, a.stop_reason, policy_->explain()});
       result_.stop_reason = a.stop_reason;
       policy_done_ = true;
       return std::nullopt;
     }
     policy_done_ = false;
     c.proposal = *a.proposal;
-    journal_->record({{"event", "proposal"}, {"trial", n}, {"parent", incumbent_}, {"proposal", policy::to_json(c.proposal)},
-                      {"policy", policy_->explain()}});
+    journal_->record(ledger::ProposalMade{n, incumbent_n(), policy::to_json(c.proposal), policy_->explain()});
   }
   c.obs.proposal = c.proposal;
   c.dir = (fs::path(result_.dir) / "trials" / fmt::format("{:04d}-{}", n, c.proposal.slug())).string();
@@ -819,7 +808,7 @@ bool Campaign::round(int first, int count) {
 // the re-run and the budget allows searching on: it is then a failed trial
 // the policy learns from, and the campaign goes on from its parent.
 bool Campaign::verify() {
-  while (incumbent_ != 0) {
+  while (incumbent_n() != 0) {
     Trial& best = incumbent();
     const Trial& base = trials_[0];
     if (base.losses.size() < 2) {
@@ -831,7 +820,7 @@ bool Campaign::verify() {
       result_.verification = "unknown (no budget left to re-run the winner)";
       return false;
     }
-    const nlohmann::json* done = journal_->find("verification", best.n);
+    const nlohmann::json* done = journal_->find(ledger::EventKind::Verification, best.n);
     LossCheck check;
     if (done) {
       check.comparable = done->at("loss").value("comparable", false);
@@ -846,8 +835,8 @@ bool Campaign::verify() {
       } else {
         check = compare_loss(m->loss, base.losses[0], base.losses[1]);
       }
-      journal_->record({{"event", "verification"}, {"trial", best.n}, {"loss", to_json(check)}});
     }
+    journal_->record(ledger::Verified{best.n, to_json(check)});
     if (!check.comparable) {
       result_.verification = "unknown (" + check.why + ")";
       return false;
@@ -863,7 +852,7 @@ bool Campaign::verify() {
     for (TrialRecord& r : result_.history) {
       if (r.trial == best.n) r.outcome = failed ? "failed_on_rerun" : "suspect", r.reason = check.why;
     }
-    incumbent_ = best.parent;
+    // The verification's record took the incumbent back to best.parent.
     if (failed) {
       best.obs.outcome = TrialOutcome::Failed;
       best.obs.failure = m->failure;
@@ -885,7 +874,7 @@ void Campaign::finish() {
   result_.gain = result_.baseline_tokens_per_s_per_gpu > 0
                      ? result_.best_tokens_per_s_per_gpu / result_.baseline_tokens_per_s_per_gpu - 1
                      : 0;
-  result_.best_trial = incumbent_;
+  result_.best_trial = incumbent_n();
   result_.gpu_hours = budget_->spent();
   result_.trials = static_cast<int>(trials_.size()) - 1;
   const recipe::Recipe& tuned = best.approved->recipe();
@@ -895,7 +884,7 @@ void Campaign::finish() {
       if (a[i].second != b[i].second) result_.best_edits.push_back({a[i].first, a[i].second, b[i].second});
     }
   }
-  for (int t = incumbent_; t != 0; t = trials_[static_cast<std::size_t>(t)].parent) {
+  for (int t = incumbent_n(); t != 0; t = trials_[static_cast<std::size_t>(t)].parent) {
     const auto& d = trials_[static_cast<std::size_t>(t)].described;
     result_.best_changes.insert(result_.best_changes.begin(), d.begin(), d.end());
   }
@@ -942,15 +931,14 @@ void Campaign::finish() {
       l.campaign = fs::absolute(result_.dir).string();
       lessons.push_back(std::move(l));
     }
-    if (!journal_->find("lessons", -1)) {
+    if (!journal_->find(ledger::EventKind::Lessons, -1))
       policy::append_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file, lessons);
-      journal_->record({{"event", "lessons"}, {"trial", -1}, {"count", lessons.size()}});
-    }
+    journal_->record(ledger::LessonsWritten{lessons.size()});
   }
   result_.policy_usage = policy_->usage();
   const nlohmann::json summary = to_json(result_);
   write_file((fs::path(result_.dir) / "summary.json").string(), summary.dump(2) + "\n");
-  journal_->record({{"event", "finished"}, {"summary", summary}});
+  journal_->record(ledger::CampaignFinished{summary});
   write_reports();
   note(fmt::format("finished: {}; {:+.1f}% in {:.1f} GPU-hours", result_.stop_reason, 100 * result_.gain, result_.gpu_hours));
 }

@@ -1,8 +1,5 @@
 #include "attune/cluster/run_journal.h"
 
-#include <array>
-#include <chrono>
-#include <ctime>
 #include <stdexcept>
 #include <utility>
 
@@ -10,6 +7,7 @@
 
 #include "attune/util/error.h"
 #include "attune/util/json_input.h"
+#include "attune/util/utc_time.h"
 
 namespace attune::cluster {
 
@@ -17,15 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 using namespace json_field;
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf.data();
-}
 
 }  // namespace
 
@@ -108,7 +97,7 @@ void RunJournal::apply(const json& r) {
 
 // One record, one line, durable before it is applied (util/jsonl_file.h).
 void RunJournal::append(json record) {
-  record["at"] = utc_now();
+  record["at"] = utc_now_iso();
   file_.append(record);
 }
 

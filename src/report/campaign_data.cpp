@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "attune/ledger/journal_event.h"
+#include "attune/ledger/ledger_state.h"
 #include "attune/recipe/wrapper_file.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
@@ -163,19 +165,24 @@ class JournalReader {
   JournalReader(CampaignData& d, const std::map<int, std::string>& dirs) : d_(d), dirs_(dirs) {}
 
   void event(const json& e) {
-    const std::string kind = text_of(e, "event");
+    using ledger::EventKind;
+    const EventKind kind = ledger::kind_of(e);
+    const bool incumbent_changed = ledger::apply(state_, e);  // who the incumbent is, as tune and bench say
     const int n = int_of(e, "trial", -1);
-    if (kind == "campaign") d_.inputs = member_of(e, "inputs");
-    else if (kind == "finished" && d_.summary.is_null()) d_.summary = member_of(e, "summary");
-    else if (kind == "verification") d_.verification = e;
-    else if (kind == "policy_stop") append(d_.llm_stop_reasoning, llm_reasoning(member_of(e, "policy")));
+    if (kind == EventKind::Campaign) d_.inputs = member_of(e, "inputs");
+    else if (kind == EventKind::Finished && d_.summary.is_null()) d_.summary = member_of(e, "summary");
+    else if (kind == EventKind::PolicyStop) append(d_.llm_stop_reasoning, llm_reasoning(member_of(e, "policy")));
     if (n < 0) return;
-    if (kind == "proposal") proposal(row(n), e);
-    else if (kind == "run_finished") run_finished(row(n), e);
-    else if (kind == "verdict") verdict(row(n), member_of(e, "verdict"));
-    else if (kind == "trial") trial(row(n), e);
-    else if (kind == "rescreened") rescreened(row(n), e);
-    else if (kind == "demoted") demoted(row(n), e);
+    if (kind == EventKind::Proposal) proposal(row(n), e);
+    else if (kind == EventKind::RunFinished) run_finished(row(n), e);
+    else if (kind == EventKind::Verdict) verdict(row(n), member_of(e, "verdict"));
+    else if (kind == EventKind::Trial) trial(row(n), e);
+    else if (kind == EventKind::Rescreened) row(n).outcome = text_of(e, "outcome");
+    else if (kind == EventKind::Demoted) demoted(row(n), e);
+    else if (kind == EventKind::Verification) verification(row(n), e);
+    // A verdict that accepts is followed at once by its trial's record.
+    if (kind == EventKind::Trial || kind == EventKind::Rescreened || (incumbent_changed && kind != EventKind::Verdict))
+      mark_best();
   }
 
   void finish() {
@@ -257,21 +264,20 @@ class JournalReader {
     } else if (r.verdict.empty()) {
       r.verdict = text_of(e, "reason");
     }
-    if (r.outcome == "baseline" || r.outcome == "accepted") incumbent_ = r.trial;
-    mark_best();
-  }
-
-  void rescreened(TrialRow& r, const json& e) {
-    r.outcome = text_of(e, "outcome");
-    if (r.outcome == "accepted") incumbent_ = r.trial;
-    mark_best();
   }
 
   void demoted(TrialRow& r, const json& e) {
     r.outcome = "demoted";
     verdict(r, member_of(e, "verdict"));
-    incumbent_ = int_of(e, "back_to", 0);
-    mark_best();
+  }
+
+  // The winner's loss check; a suspect winner is no longer the incumbent.
+  void verification(TrialRow& r, const json& e) {
+    d_.verification = e;
+    const ledger::TrialState* t = state_.trial(r.trial);
+    if (!t || t->outcome != "suspect") return;
+    // As the summary says it: no steps to compare means it failed when re-run.
+    r.outcome = int_of(member_of(e, "loss"), "steps", 0) == 0 ? "failed_on_rerun" : "suspect";
   }
 
   // The median of a trial's measured runs, the verification run included as
@@ -286,10 +292,10 @@ class JournalReader {
   }
 
   void mark_best() {
-    const auto it = rows_.find(incumbent_);
+    const auto it = rows_.find(state_.incumbent);
     if (it == rows_.end()) return;
     const std::optional<double> t = measured(it->second);
-    if (t) d_.best_so_far.push_back({d_.gpu_hours, *t, incumbent_});
+    if (t) d_.best_so_far.push_back({d_.gpu_hours, *t, state_.incumbent});
   }
 
   static void settle(TrialRow& r) {
@@ -305,7 +311,7 @@ class JournalReader {
   CampaignData& d_;
   const std::map<int, std::string>& dirs_;
   std::map<int, TrialRow> rows_;
-  int incumbent_ = 0;
+  ledger::LedgerState state_;
 };
 
 // A run's diagnosis.json fills in the memory the journal did not keep and

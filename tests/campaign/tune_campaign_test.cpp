@@ -46,9 +46,33 @@ std::string tune_args(const std::string& dir) {
   return "tune " + kScenario + " --out " + dir + " --seed 3 --no-lessons --max-trials 4 --json";
 }
 
+std::vector<nlohmann::json> journal(const std::string& dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream j(dir + "/journal.jsonl");
+  for (std::string line; std::getline(j, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// The journal as a campaign's history: every record without the time it
+// was written, and the summary without what the machine's speed decides.
+// The campaign's own directory is spelled DIR.
+std::vector<nlohmann::json> history(const std::string& dir) {
+  std::vector<nlohmann::json> out = journal(dir);
+  for (auto& e : out) {
+    e.erase("at");
+    if (e.contains("summary")) e["summary"].erase("attune_seconds_per_trial");
+    std::string text = e.dump();
+    for (std::size_t at = text.find(dir); at != std::string::npos; at = text.find(dir, at)) text.replace(at, dir.size(), "DIR");
+    e = nlohmann::json::parse(text);
+  }
+  return out;
+}
+
 // Resumes the campaign killed in `dir` after event k and checks it ended as
-// the one never killed: the same trials, launches, GPU-hours and best.
-void expect_resumed_as(const std::string& dir, const nlohmann::json& expected, std::size_t k) {
+// the one never killed: the same journal, event for event (nothing written
+// twice), the same trials, launches, GPU-hours and best; replay finds
+// nothing that differs.
+void expect_resumed_as(const std::string& dir, const std::string& whole, const nlohmann::json& expected, std::size_t k) {
   const Ran resumed = run("tune --resume " + dir + " --json");
   ASSERT_EQ(resumed.status, 0) << "after event " << k << ": " << resumed.out;
   const auto got = summary(dir);
@@ -58,6 +82,17 @@ void expect_resumed_as(const std::string& dir, const nlohmann::json& expected, s
   EXPECT_NEAR(got["best"]["tokens_per_s_per_gpu"].get<double>(), expected["best"]["tokens_per_s_per_gpu"].get<double>(), 1e-6)
       << "after event " << k;
   EXPECT_EQ(got["best"]["edits"], expected["best"]["edits"]) << "after event " << k;
+  const auto resumed_history = history(dir), whole_history = history(whole);
+  EXPECT_EQ(resumed_history.size(), whole_history.size()) << "after event " << k;
+  for (std::size_t i = 0; i < std::min(resumed_history.size(), whole_history.size()); ++i) {
+    if (resumed_history[i] != whole_history[i]) {
+      ADD_FAILURE() << "after event " << k << ", record " << i + 1 << " differs:\n  " << resumed_history[i].dump()
+                    << "\nnever killed:\n  " << whole_history[i].dump();
+      break;
+    }
+  }
+  const Ran replay = run("replay " + dir);
+  EXPECT_EQ(replay.status, 0) << "after event " << k << ": " << replay.out;
 }
 
 TEST(TuneCampaign, ASimulatedCampaignFindsAGainAndHandsBackTheTunedRecipe) {
@@ -107,7 +142,7 @@ TEST(TuneCampaign, KilledAfterAnyJournalEventAndResumedItEndsAsIfNeverKilled) {
       while (std::getline(j, line)) last = line;
       kinds.insert(nlohmann::json::parse(last)["event"].get<std::string>());
     }
-    expect_resumed_as(dir, expected, k);
+    expect_resumed_as(dir, whole, expected, k);
     fs::remove_all(dir);
   }
   // The kill points covered every kind of event the campaign writes.
@@ -116,11 +151,22 @@ TEST(TuneCampaign, KilledAfterAnyJournalEventAndResumedItEndsAsIfNeverKilled) {
   fs::remove_all(whole);
 }
 
-std::vector<nlohmann::json> journal(const std::string& dir) {
-  std::vector<nlohmann::json> out;
-  std::ifstream j(dir + "/journal.jsonl");
-  for (std::string line; std::getline(j, line);) out.push_back(nlohmann::json::parse(line));
-  return out;
+// Resumed after it finished, a campaign adds nothing to its journal, and
+// its summary and best recipe stay what they were.
+TEST(TuneCampaign, ResumedAfterItFinishedItWritesNothingNew) {
+  const std::string dir = scratch("finished");
+  ASSERT_EQ(run(tune_args(dir)).status, 0);
+  const auto before = journal(dir);
+  const auto expected = summary(dir);
+  for (int again = 0; again < 2; ++again) {
+    const Ran resumed = run("tune --resume " + dir + " --json");
+    ASSERT_EQ(resumed.status, 0) << resumed.out;
+    EXPECT_EQ(journal(dir), before) << "resume " << again + 1;
+    EXPECT_EQ(summary(dir)["best"], expected["best"]);
+  }
+  const Ran replay = run("replay " + dir);
+  EXPECT_EQ(replay.status, 0) << replay.out;
+  fs::remove_all(dir);
 }
 
 // --parallel 3: up to three screening runs in flight at once, each charged;
@@ -148,7 +194,7 @@ TEST(TuneCampaign, ParallelCandidatesAreInFlightTogetherAndResumeAsIfNeverKilled
   for (std::size_t k = 2; k < events.size(); k += 5) {
     const std::string dir = scratch("parallel-kill" + std::to_string(k));
     ASSERT_EQ(run(tune_args(dir) + args, "ATTUNE_TEST_KILL_AFTER_EVENTS=" + std::to_string(k)).status, 128 + SIGKILL);
-    expect_resumed_as(dir, expected, k);
+    expect_resumed_as(dir, whole, expected, k);
     fs::remove_all(dir);
   }
   fs::remove_all(whole);

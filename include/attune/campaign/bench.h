@@ -107,6 +107,12 @@ struct BenchSummary {
 };
 BenchSummary summarize(const BenchResult& r, const std::string& policy);
 
+// The incumbent's measured throughput (as its trial's decision recorded it)
+// against the GPU-hours spent by then, folded from the journal of the
+// campaign in `campaign_dir` by the ledger: a point at the baseline, at each
+// acceptance, and each time the incumbent is taken back.
+std::vector<std::pair<double, double>> incumbent_curve(const std::string& campaign_dir);
+
 // One target of docs/benchmarks.md: what it asks, the figure, whether it is met
 // (null: a policy it needs was not run).
 struct BenchTarget {

@@ -13,9 +13,11 @@
 // (loss_check.h), writes best/ (the tuned recipe in the original's format and
 // a unified diff of it) and the summary, and appends its lessons.
 //
-// The campaign directory is the single source of truth (campaign_journal.h):
+// The campaign directory is the single source of truth (ledger/ledger.h):
 // `--resume DIR` re-runs the loop and recalls every proposal and finished run
-// from the journal, re-attaching to runs still in flight. A lock on the
+// from the journal, re-attaching to runs still in flight; every event the
+// loop records again is found in the journal, so only what is new is
+// appended, and the incumbent is always what the journal's records say. A lock on the
 // directory keeps a second `tune` out.
 #pragma once
 
