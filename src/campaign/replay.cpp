@@ -14,8 +14,10 @@
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
 #include "attune/ledger/journal_event.h"
+#include "attune/policy/admission.h"
 #include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
+#include "attune/recipe/recipe_diff.h"
 #include "attune/recipe/run_hardware.h"
 #include "attune/sim/workload.h"
 #include "attune/util/error.h"
@@ -163,25 +165,33 @@ void Replayer::on_proposal(const RecordedEvent& e) {
   t.label = t.proposal.label();
   const TrialState& parent = trial(t.parent);
   if (!parent.recipe || !original_.recipe) return;  // nothing to apply it to: reported where the parent was lost
-  std::string why;
-  t.recipe = policy::apply_proposal(*parent.recipe, t.proposal, why);
-  if (!t.recipe) {
-    t.stage = "unrunnable";
-    t.stage_why = why;
-    return;
-  }
-  const std::string& text = t.recipe->document().text();
+  // Admitted today as the campaign admits it: the recipes tried so far are
+  // the ones approved before it.
+  std::vector<policy::Observation> tried;
   for (const auto& [m, other] : trials_) {
-    if (m != n && other.stage == "approved" && other.recipe && other.recipe->document().text() == text) {
-      t.stage = "duplicate";
-      t.stage_why = fmt::format("the recipe of trial {}", m);
-      return;
-    }
+    if (m == n || other.stage != "approved" || !other.recipe) continue;
+    policy::Observation o;
+    o.trial = m;
+    o.runs = 1;
+    o.recipe_identity = recipe::settings_identity(*other.recipe);
+    tried.push_back(std::move(o));
   }
-  const gate::Verdict v = gate_.check(*original_.recipe, *t.recipe);
-  t.stage = v.allowed ? "approved" : "refused";
-  for (const auto& r : v.reasons) t.stage_why += (t.stage_why.empty() ? "" : "; ") + r.message;
-  if (!v.allowed) ++refused_today_;
+  policy::Admission a = policy::admit(t.proposal, *parent.recipe, *original_.recipe, gate_, tried);
+  t.recipe = std::move(a.edited);
+  t.stage_why = a.why;
+  switch (a.kind) {
+    case policy::AdmissionKind::Unrunnable: t.stage = "unrunnable"; break;
+    case policy::AdmissionKind::NoChange:
+    case policy::AdmissionKind::Repeat:
+      t.stage = "duplicate";
+      if (a.repeat_of >= 0) t.stage_why = fmt::format("the recipe of trial {}", a.repeat_of);
+      break;
+    case policy::AdmissionKind::Refused:
+      t.stage = "refused";
+      ++refused_today_;
+      break;
+    case policy::AdmissionKind::Admitted: t.stage = "approved"; break;
+  }
 }
 
 // The recipe file today's edit writes against the one the run launched.
@@ -450,6 +460,7 @@ std::vector<RecordedTrial> Replayer::recorded_trials() const {
     if (!t.recorded_arm.run_means.empty()) r.obs.tokens_per_s_per_gpu = median(t.recorded_arm.run_means);
     if (!t.recorded_steps.empty()) r.obs.step_time_s = median(t.recorded_steps);
     r.obs.peak_memory_gib = t.recorded_peak;
+    if (t.recipe) r.obs.recipe_identity = recipe::settings_identity(*t.recipe);
     r.obs.runs = t.runs;
     r.obs.gpu_hours = t.gpu_hours;
     r.logs = t.logs;

@@ -22,11 +22,13 @@
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
 #include "attune/cluster/backend_registry.h"
+#include "attune/recipe/recipe_diff.h"
 #include "attune/recipe/run_hardware.h"
 #include "attune/cluster/serialized_cluster.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
 #include "attune/ledger/ledger.h"
+#include "attune/policy/admission.h"
 #include "attune/policy/candidates.h"
 #include "attune/policy/lessons.h"
 #include "attune/policy/policy.h"
@@ -516,6 +518,7 @@ bool Campaign::baseline() {
   }
   t.obs.trial = 0;
   t.obs.outcome = TrialOutcome::Baseline;
+  t.obs.recipe_identity = recipe::settings_identity(t.approved->recipe());
   try {
     t.obs.workload = sim::workload_from_recipe(target_->recipe);
   } catch (const InputError&) {
@@ -706,35 +709,30 @@ std::optional<Trial> Campaign::propose_trial(int n) {
   }
   c.obs.proposal = c.proposal;
   c.dir = (fs::path(result_.dir) / "trials" / fmt::format("{:04d}-{}", n, c.proposal.slug())).string();
-  std::string why;
-  std::optional<recipe::Recipe> edited = policy::apply_proposal(incumbent().approved->recipe(), c.proposal, why, &c.described);
-  if (edited) {
+  policy::Admission a = policy::admit(c.proposal, incumbent().approved->recipe(), target_->recipe, *gate_, observations());
+  c.described = std::move(a.described);
+  c.obs.recipe_identity = a.identity;
+  c.obs.reason = a.why;
+  if (a.edited) {
     try {
-      c.obs.workload = sim::workload_from_recipe(*edited);
+      c.obs.workload = sim::workload_from_recipe(*a.edited);
     } catch (const InputError&) {
     }
   }
-  if (!edited) {
-    c.obs.outcome = TrialOutcome::Unrunnable;
-    c.obs.reason = why;
-  } else if (std::any_of(trials_.begin(), trials_.end(), [&](const Trial& t) {
-               return t.approved && (t.runs > 0 || t.obs.outcome == TrialOutcome::Pending) &&
-                      t.approved->recipe().document().text() == edited->document().text();
-             })) {
-    c.obs.outcome = TrialOutcome::Duplicate;
-    c.obs.reason = "this recipe was measured already";
-  } else {
-    const gate::Verdict v = gate_->check(target_->recipe, *edited);
-    if (!v.allowed) {
+  switch (a.kind) {
+    case policy::AdmissionKind::Unrunnable: c.obs.outcome = TrialOutcome::Unrunnable; break;
+    case policy::AdmissionKind::NoChange:
+    case policy::AdmissionKind::Repeat: c.obs.outcome = TrialOutcome::Duplicate; break;
+    case policy::AdmissionKind::Refused:
       c.obs.outcome = TrialOutcome::Refused;
-      for (const auto& r : v.reasons) c.obs.reason += (c.obs.reason.empty() ? "" : "; ") + r.message;
       ++result_.refused;
-    } else {
-      c.approved = gate_->approve(target_->recipe, *edited);
+      break;
+    case policy::AdmissionKind::Admitted:
+      c.approved = std::move(a.approved);
       c.obs.outcome = TrialOutcome::Pending;
       fs::create_directories(c.dir);
       write_file((fs::path(c.dir) / "proposal.json").string(), policy::to_json(c.proposal).dump(2) + "\n");
-    }
+      break;
   }
   return c;
 }
@@ -878,12 +876,9 @@ void Campaign::finish() {
   result_.gpu_hours = budget_->spent();
   result_.trials = static_cast<int>(trials_.size()) - 1;
   const recipe::Recipe& tuned = best.approved->recipe();
-  if (base.obs.workload && best.obs.workload) {
-    const auto a = sim::dimension_values(*base.obs.workload), b = sim::dimension_values(*best.obs.workload);
-    for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
-      if (a[i].second != b[i].second) result_.best_edits.push_back({a[i].first, a[i].second, b[i].second});
-    }
-  }
+  // The edits as the recipe spells them, each with its lever when it has one.
+  for (const recipe::KeyDifference& k : recipe::diff_recipes(base.approved->recipe(), tuned).keys)
+    result_.best_edits.push_back({k.key, k.lever, k.old_value ? k.old_value->str() : "", k.new_value ? k.new_value->str() : ""});
   for (int t = incumbent_n(); t != 0; t = trials_[static_cast<std::size_t>(t)].parent) {
     const auto& d = trials_[static_cast<std::size_t>(t)].described;
     result_.best_changes.insert(result_.best_changes.begin(), d.begin(), d.end());
@@ -1039,7 +1034,7 @@ TuneResult run_tune(const TuneRequest& request, const TuneHooks& hooks) {
 
 nlohmann::json to_json(const TuneResult& r) {
   nlohmann::json edits = nlohmann::json::array();
-  for (const BestEdit& e : r.best_edits) edits.push_back({{"lever", e.lever}, {"from", e.from}, {"to", e.to}});
+  for (const BestEdit& e : r.best_edits) edits.push_back({{"key", e.key}, {"lever", e.lever}, {"from", e.from}, {"to", e.to}});
   nlohmann::json history = nlohmann::json::array();
   for (const TrialRecord& t : r.history) {
     history.push_back({{"trial", t.trial}, {"parent", t.parent}, {"label", t.label}, {"rule", t.rule}, {"stage", t.stage},

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include "attune/campaign/acceptance.h"
+#include "attune/policy/admission.h"
 #include "attune/policy/policy.h"
 #include "attune/policy/rules_policy.h"
+#include "attune/recipe/recipe_diff.h"
 #include "attune/sim/step_model.h"
 #include "attune/sim/workload.h"
 #include "attune/util/error.h"
@@ -145,25 +147,23 @@ void WhatIf::one_trial(int n) {
   o.parent = incumbent_;
   o.proposal = *a.proposal;
   row.label = a.proposal->label();
-  std::string why;
   int answered_by = -1;
-  std::optional<recipe::Recipe> edited = policy::apply_proposal(inc, *a.proposal, why);
+  policy::Admission admitted = policy::admit(*a.proposal, inc, in_.original, in_.gate, history_);
+  std::optional<recipe::Recipe>& edited = admitted.edited;
+  o.recipe_identity = admitted.identity;
+  o.reason = admitted.why;
   if (edited) {
     try {
       o.workload = sim::workload_from_recipe(*edited);
     } catch (const InputError&) {
     }
   }
-  const auto same = [&](const std::optional<recipe::Recipe>& r) { return r && r->document().text() == edited->document().text(); };
-  if (!edited) {
+  if (admitted.kind == policy::AdmissionKind::Unrunnable) {
     o.outcome = TrialOutcome::Unrunnable;
-    o.reason = why;
-  } else if (std::any_of(recipes_.begin(), recipes_.end(), same)) {
+  } else if (admitted.kind == policy::AdmissionKind::NoChange || admitted.kind == policy::AdmissionKind::Repeat) {
     o.outcome = TrialOutcome::Duplicate;
-    o.reason = "this recipe was tried already";
-  } else if (const gate::Verdict v = in_.gate.check(in_.original, *edited); !v.allowed) {
+  } else if (admitted.kind == policy::AdmissionKind::Refused) {
     o.outcome = TrialOutcome::Refused;
-    for (const auto& r : v.reasons) o.reason += (o.reason.empty() ? "" : "; ") + r.message;
   } else {
     const Answer ans = answer(*edited);
     row.source = ans.source;
@@ -219,6 +219,7 @@ WhatIfResult WhatIf::run() {
   const RecordedTrial& base = in_.trials.at(0);
   Observation o = base.obs;
   o.outcome = TrialOutcome::Baseline;
+  o.recipe_identity = recipe::settings_identity(in_.original);
   history_.push_back(o);
   recipes_.emplace_back(in_.original);
   sources_.push_back("measured");

@@ -44,7 +44,9 @@ void print_summary(const campaign::TuneResult& r) {
   fmt::print("campaign    {} (policy {}, cluster {})\n", r.dir, r.policy, r.cluster);
   fmt::print("baseline    {:.0f} tokens/s/GPU\n", r.baseline_tokens_per_s_per_gpu);
   fmt::print("best        {:.0f} tokens/s/GPU, {:+.1f}% (trial {})\n", r.best_tokens_per_s_per_gpu, 100 * r.gain, r.best_trial);
-  for (const auto& e : r.best_edits) fmt::print("  {:<22} {} -> {}\n", e.lever, e.from.empty() ? "default" : e.from, e.to);
+  for (const auto& e : r.best_edits)
+    fmt::print("  {:<40} {} -> {}{}\n", e.key, e.from.empty() ? "unset" : e.from, e.to.empty() ? "unset" : e.to,
+               e.lever.empty() ? "" : "  (" + e.lever + ")");
   if (r.true_tokens_per_s_per_gpu)
     fmt::print("true        {:.0f} tokens/s/GPU of a true optimum of {:.0f}: score {:.3f}{}\n", *r.true_tokens_per_s_per_gpu,
                r.true_optimum_tokens_per_s_per_gpu.value_or(0), r.true_score.value_or(0),

@@ -499,10 +499,16 @@ Verdict CorrectnessGate::check(const recipe::Recipe& original, const recipe::Rec
   return v;
 }
 
+CorrectnessGate::Judgement CorrectnessGate::judge(const recipe::Recipe& original, const recipe::Recipe& candidate) const {
+  Judgement j{check(original, candidate), std::nullopt};
+  if (j.verdict.allowed) j.approved.emplace(ApprovedRecipe(candidate, j.verdict));
+  return j;
+}
+
 ApprovedRecipe CorrectnessGate::approve(const recipe::Recipe& original, const recipe::Recipe& candidate) const {
-  Verdict v = check(original, candidate);
-  if (!v.allowed) throw GateRefusal(std::move(v));
-  return ApprovedRecipe(candidate, std::move(v));
+  Judgement j = judge(original, candidate);
+  if (!j.approved) throw GateRefusal(std::move(j.verdict));
+  return std::move(*j.approved);
 }
 
 }  // namespace attune::gate

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "attune/policy/admission.h"
 #include "attune/policy/candidates.h"
 #include "attune/policy/llm_tools.h"
 #include "attune/sim/step_model.h"
@@ -70,17 +71,6 @@ std::string setting_of(const recipe::Recipe& r) {
   } catch (const std::exception&) {
     return "";
   }
-}
-
-// The trial of the history that tried this edit already, or null.
-const Observation* earlier_try(const std::vector<Observation>& history, const Proposal& p, int incumbent) {
-  for (const auto& o : history) {
-    if (o.trial == 0) continue;
-    const bool same_edit = o.parent == incumbent && o.proposal.label() == p.label();
-    const bool same_setting = !p.setting.empty() && o.proposal.setting == p.setting;
-    if (same_edit || same_setting) return &o;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -269,24 +259,27 @@ llm::ToolResult LlmPolicy::answer_propose(const PolicyContext& c, const llm::Too
   std::string why;
   std::optional<Proposal> p = proposal_for(c, call.arguments, why);
   if (!p) return result(call, why, true);
-  std::optional<recipe::Recipe> edited = apply_proposal(c.incumbent, *p, why);
-  if (!edited) return result(call, "cannot apply: " + why + " (an unknown lever or key, or a value it cannot take)", true);
-  if (edited->document().text() == c.incumbent.document().text())
-    return result(call, "no change: the incumbent has that value already", true);
-  p->setting = setting_of(*edited);
-  if (const Observation* o = earlier_try(c.history, *p, c.incumbent_trial))
-    return result(call, fmt::format("repeated: trial {} tried it ({}{})", o->trial, to_string(o->outcome),
-                                    o->reason.empty() ? "" : ": " + o->reason), true);
   for (const auto& label : round.proposed) {
     if (label == p->label()) return result(call, "repeated: you proposed it already in this conversation", true);
   }
-  round.proposed.push_back(p->label());
-  const gate::Verdict v = c.gate.check(c.original, *edited);
-  if (!v.allowed) {
-    std::string reasons;
-    for (const auto& r : v.reasons) reasons += (reasons.empty() ? "" : "; ") + r.message;
-    return result(call, "the gate refuses it: " + reasons, true);
+  const Admission a = admit(*p, c.incumbent, c.original, c.gate, c.history);
+  switch (a.kind) {
+    case AdmissionKind::Unrunnable:
+      return result(call, "cannot apply: " + a.why + " (an unknown lever or key, or a value it cannot take)", true);
+    case AdmissionKind::NoChange: return result(call, a.why, true);
+    case AdmissionKind::Repeat: {
+      for (const Observation& o : c.history) {
+        if (o.trial == a.repeat_of)
+          return result(call, fmt::format("repeated: trial {} tried it ({}{})", o.trial, to_string(o.outcome),
+                                          o.reason.empty() ? "" : ": " + o.reason), true);
+      }
+      return result(call, "repeated: " + a.why, true);
+    }
+    case AdmissionKind::Refused: return result(call, "the gate refuses it: " + a.why, true);
+    case AdmissionKind::Admitted: break;
   }
+  p->setting = setting_of(*a.edited);
+  round.proposed.push_back(p->label());
   round.chosen = std::move(p);
   return result(call, fmt::format("accepted as trial {}: {}", c.trial, round.chosen->label()), false);
 }

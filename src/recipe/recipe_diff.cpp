@@ -1,5 +1,6 @@
 #include "attune/recipe/recipe_diff.h"
 
+#include <cstdio>
 #include <map>
 
 #include "attune/util/error.h"
@@ -46,6 +47,44 @@ void diff_keys(const Recipe& a, const Recipe& b, RecipeDiff& out) {
   }
 }
 
+// The variables of a framework whose file has no environment section, which
+// the launch exports: spelled as the wrapper writes them.
+void diff_launch_env(const Recipe& a, const Recipe& b, RecipeDiff& out) {
+  const auto& left = a.launch().env;
+  const auto& right = b.launch().env;
+  auto lever = [&](const Recipe& r, const std::string& name) { return lever_of(r, "env." + name); };
+  for (const auto& [name, value] : left) {
+    const auto it = right.find(name);
+    if (it == right.end()) out.keys.push_back({"launch.env." + name, Value::parse(value), std::nullopt, lever(a, name)});
+    else if (!Value::parse(value).same_as(Value::parse(it->second)))
+      out.keys.push_back({"launch.env." + name, Value::parse(value), Value::parse(it->second), lever(a, name)});
+  }
+  for (const auto& [name, value] : right) {
+    if (!left.count(name)) out.keys.push_back({"launch.env." + name, std::nullopt, Value::parse(value), lever(b, name)});
+  }
+}
+
+// A value's meaning as text: numbers by value, booleans by truth.
+std::string canonical(const Value& v) {
+  switch (v.kind) {
+    case ValueKind::Null: return "null";
+    case ValueKind::Bool: return v.as_bool().value_or(false) ? "true" : "false";
+    case ValueKind::Int:
+    case ValueKind::Float: {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", v.as_double().value_or(0));
+      return buf;
+    }
+    case ValueKind::List: {
+      std::string out = "[";
+      for (const Value& item : v.items) out += canonical(item) + ",";
+      return out + "]";
+    }
+    case ValueKind::String: break;
+  }
+  return "\"" + v.text + "\"";
+}
+
 void diff_plans(const Plan& p, const Plan& q, RecipeDiff& out) {
   auto cmp = [&](const char* name, const std::string& x, const std::string& y) {
     if (x != y) out.derived.push_back({name, x, y});
@@ -77,7 +116,17 @@ RecipeDiff diff_recipes(const Recipe& a, const Recipe& b) {
   }
   RecipeDiff out;
   diff_keys(a, b, out);
+  diff_launch_env(a, b, out);
   diff_plans(a.plan(), b.plan(), out);
+  return out;
+}
+
+std::string settings_identity(const Recipe& r) {
+  std::map<std::string, std::string> settings_by_path;
+  for (const Entry& e : settings(r.document())) settings_by_path[e.path] = canonical(e.value);
+  for (const auto& [name, value] : r.launch().env) settings_by_path["launch.env." + name] = canonical(Value::parse(value));
+  std::string out;
+  for (const auto& [path, value] : settings_by_path) out += path + "=" + value + "\n";
   return out;
 }
 

@@ -103,6 +103,11 @@ TEST(TuneCampaign, ASimulatedCampaignFindsAGainAndHandsBackTheTunedRecipe) {
   EXPECT_GT(j["gain"].get<double>(), 0.05);
   EXPECT_GT(j["best"]["tokens_per_s_per_gpu"].get<double>(), j["baseline"]["tokens_per_s_per_gpu"].get<double>());
   EXPECT_FALSE(j["best"]["edits"].empty());
+  // Each edit as the recipe spells it: a key of the file, its value before and after.
+  for (const auto& e : j["best"]["edits"]) {
+    EXPECT_FALSE(e["key"].get<std::string>().empty()) << e.dump();
+    EXPECT_NE(e["from"], e["to"]) << e.dump();
+  }
   EXPECT_GT(j["best"]["true_tokens_per_s_per_gpu"].get<double>(), 0);
   EXPECT_LE(j["trials"].get<int>(), 40);
   EXPECT_GT(j["gpu_hours"].get<double>(), 0);

@@ -4,7 +4,9 @@
 // refusal, a repeat, 429 storms, 529, timeouts, 500s until the fallback,
 // 401, stop, text without a tool call), hybrid's ranking, and no secret in
 // anything the policy hands the campaign.
+#include "attune/policy/candidates.h"
 #include "attune/policy/llm_policy.h"
+#include "attune/recipe/recipe_diff.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -182,21 +184,49 @@ TEST(LlmPolicy, AGateRefusalGoesBackThenAGoodProposalIsTaken) {
   EXPECT_NE(h.tool_results(1).at("c1").find("the gate refuses it"), std::string::npos) << h.tool_results(1).at("c1");
 }
 
+// Trial 1 ran the proposal, rejected: the campaign's record of it names its
+// recipe by its settings.
+Observation ran_as_trial_1(const recipe::Recipe& incumbent, const Proposal& p) {
+  Observation tried;
+  tried.trial = 1;
+  tried.proposal = p;
+  tried.outcome = TrialOutcome::Rejected;
+  tried.runs = 1;
+  std::string why;
+  const auto edited = apply_proposal(incumbent, p, why);
+  if (!edited) throw std::runtime_error("the proposal does not apply: " + why);
+  tried.recipe_identity = recipe::settings_identity(*edited);
+  tried.workload = sim::workload_from_recipe(*edited);
+  return tried;
+}
+
 TEST(LlmPolicy, TheSameProposalTwiceIsARepeat) {
   Harness h({openai_call("c1", "propose", propose_args("mbs", 2)), openai_call("c2", "propose", propose_args("mbs", 2)),
              openai_call("c3", "propose", propose_args("--overlap-grad-reduce", true))});
   const PolicyAnswer first = h.propose(1);
   ASSERT_TRUE(first.proposal);
-  Observation tried;
-  tried.trial = 1;
-  tried.parent = 0;
-  tried.proposal = *first.proposal;
-  tried.outcome = TrialOutcome::Rejected;
-  h.history.push_back(tried);
+  h.history.push_back(ran_as_trial_1(h.original, *first.proposal));
   const PolicyAnswer second = h.propose(2);
   ASSERT_TRUE(second.proposal);
   EXPECT_NE(second.proposal->label(), first.proposal->label());
   EXPECT_NE(h.tool_results(2).at("c2").find("repeated: trial 1"), std::string::npos) << h.tool_results(2).at("c2");
+}
+
+// Two levers the performance model does not read leave the same modelled
+// setting: what tells trials apart is the recipe's settings, so the second
+// is no repeat of the first.
+TEST(LlmPolicy, LeversTheModelDoesNotReadAreNotRepeatsOfEachOther) {
+  Harness h({openai_call("c1", "propose", propose_args("--manual-gc", true)),
+             openai_call("c2", "propose", propose_args("--cross-entropy-loss-fusion", true))});
+  const PolicyAnswer first = h.propose(1);
+  ASSERT_TRUE(first.proposal);
+  const Observation tried = ran_as_trial_1(h.original, *first.proposal);
+  ASSERT_EQ(setting_key(*tried.workload), setting_key(sim::workload_from_recipe(h.original)))
+      << "the model reads neither lever: both trials are one modelled setting";
+  h.history.push_back(tried);
+  const PolicyAnswer second = h.propose(2);
+  ASSERT_TRUE(second.proposal) << "the second lever was refused";
+  EXPECT_NE(second.proposal->label().find("cross-entropy-loss-fusion"), std::string::npos) << second.proposal->label();
 }
 
 TEST(LlmPolicy, A429StormIsWaitedOutAsTheServerAsks) {

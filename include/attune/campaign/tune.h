@@ -77,8 +77,10 @@ struct TrialRecord {
   int runs = 0;
 };
 
+// One setting of the tuned recipe that differs from the recipe as written,
+// as the recipe spells it ("" = not set); its lever's name when it has one.
 struct BestEdit {
-  std::string lever, from, to;
+  std::string key, lever, from, to;
 };
 
 struct TuneResult {
@@ -88,7 +90,7 @@ struct TuneResult {
   double best_tokens_per_s_per_gpu = 0;
   double gain = 0;
   int best_trial = 0;
-  std::vector<BestEdit> best_edits;   // dimension moves of the final recipe from the original
+  std::vector<BestEdit> best_edits;   // the final recipe's settings that differ from the original's
   std::vector<std::string> best_changes;  // the file changes, follow-ups included
   double gpu_hours = 0, budget_gpu_hours = 0;
   int trials = 0, launches = 0, failed_launches = 0, refused = 0;

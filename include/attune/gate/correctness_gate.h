@@ -42,6 +42,12 @@ class CorrectnessGate {
   explicit CorrectnessGate(GateOptions options = {});
 
   Verdict check(const recipe::Recipe& original, const recipe::Recipe& candidate) const;
+  // The candidate judged once: the verdict, and the ApprovedRecipe when it allows it.
+  struct Judgement {
+    Verdict verdict;
+    std::optional<ApprovedRecipe> approved;
+  };
+  Judgement judge(const recipe::Recipe& original, const recipe::Recipe& candidate) const;
   // The candidate as an ApprovedRecipe, or GateRefusal.
   ApprovedRecipe approve(const recipe::Recipe& original, const recipe::Recipe& candidate) const;
 

@@ -44,6 +44,7 @@ struct Observation {
   std::optional<double> step_time_s;
   std::optional<double> peak_memory_gib;       // reserved, as the log prints it
   std::optional<sim::Workload> workload;       // the trial's recipe as the simulator reads it
+  std::string recipe_identity;         // the trial's recipe by its settings (recipe::settings_identity; "" = unknown)
   int runs = 0;
   double gpu_hours = 0;
 };
