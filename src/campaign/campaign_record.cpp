@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "attune/campaign/sim_target.h"
+#include "attune/campaign/tune_inputs.h"
 #include "attune/ledger/journal_event.h"
 #include "attune/util/error.h"
 #include "attune/util/file.h"
@@ -29,20 +30,18 @@ bool is_dir(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
+// The inputs as tune reads them back when it resumes (tune_inputs.h).
 CampaignInputs read_inputs(const nlohmann::json& j) {
+  TuneRequest q;
+  read_tune_inputs(j, q);
   CampaignInputs in;
-  in.file = j.at("file").get<std::string>();
-  in.options.framework = j.value("framework", "");
-  in.options.model = j.value("model", "");
-  in.options.hardware.gpu = j.value("gpu", "");
-  in.options.hardware.nodes = j.value("nodes", 0);
-  in.options.hardware.gpus_per_node = j.value("gpus_per_node", 0);
-  in.gate.allow = j.value("allow", std::vector<std::string>{});
-  in.gate.allow_keys = j.value("allow_keys", std::vector<std::string>{});
-  in.policy = j.value("policy", "rules");
-  in.cluster = j.value("cluster", "sim");
-  in.budget_gpu_hours = j.at("budget_gpu_hours").get<double>();
-  in.seed = j.at("seed").get<std::uint64_t>();
+  in.file = q.file;
+  in.options = q.options;
+  in.gate = q.gate;
+  in.policy = q.policy;
+  in.cluster = q.cluster;
+  in.budget_gpu_hours = q.budget_gpu_hours.value_or(0);
+  in.seed = q.seed.value_or(1);
   return in;
 }
 

@@ -21,6 +21,7 @@
 #include "attune/campaign/run_measure.h"
 #include "attune/campaign/run_names.h"
 #include "attune/campaign/sim_target.h"
+#include "attune/campaign/tune_inputs.h"
 #include "attune/cluster/backend_registry.h"
 #include "attune/recipe/recipe_diff.h"
 #include "attune/recipe/run_hardware.h"
@@ -198,81 +199,6 @@ void Campaign::open_directory() {
   log_->flush_on(spdlog::level::info);
 }
 
-// The LLM's settings as the journal keeps them: no key, token or secret is among them.
-nlohmann::json llm_inputs_json(const policy::PolicySettings& s) {
-  if (!s.llm) return nullptr;
-  const policy::LlmPolicySettings& l = *s.llm;
-  nlohmann::json j = {{"provider", l.client.provider},  {"model", l.client.model},
-                      {"base_url", l.client.base_url},  {"max_attempts", l.client.max_attempts},
-                      {"max_tokens", l.max_tokens},     {"rounds_per_trial", l.rounds_per_trial},
-                      {"max_faults", l.max_faults}};
-  if (l.price) j["price"] = {l.price->input_per_mtok, l.price->output_per_mtok};
-  return j;
-}
-
-std::optional<policy::LlmPolicySettings> read_llm_inputs(const nlohmann::json& j) {
-  if (!j.is_object()) return std::nullopt;
-  policy::LlmPolicySettings l;
-  l.client.provider = j.at("provider").get<std::string>();
-  l.client.model = j.at("model").get<std::string>();
-  l.client.base_url = j.value("base_url", "");
-  l.client.max_attempts = j.value("max_attempts", l.client.max_attempts);
-  l.max_tokens = j.value("max_tokens", l.max_tokens);
-  l.rounds_per_trial = j.value("rounds_per_trial", l.rounds_per_trial);
-  l.max_faults = j.value("max_faults", l.max_faults);
-  if (j.contains("price")) l.price = llm::TokenPrice{j["price"].at(0).get<double>(), j["price"].at(1).get<double>()};
-  return l;
-}
-
-nlohmann::json inputs_json(const TuneRequest& q, std::uint64_t seed, double budget) {
-  return {{"file", fs::absolute(q.file).string()},
-          {"framework", q.options.framework},
-          {"model", q.options.model},
-          {"gpu", q.options.hardware.gpu},
-          {"nodes", q.options.hardware.nodes},
-          {"gpus_per_node", q.options.hardware.gpus_per_node},
-          {"cluster", q.cluster},
-          {"clusters_file", q.clusters_file},
-          {"budget_gpu_hours", budget},
-          {"policy", q.policy},
-          {"max_trials", q.max_trials},
-          {"parallel", q.parallel},
-          {"patience", q.patience},
-          {"allow", q.gate.allow},
-          {"allow_keys", q.gate.allow_keys},
-          {"seed", seed},
-          {"lessons", q.lessons_file},
-          {"use_lessons", q.use_lessons},
-          {"hang_factor", q.hang_factor},
-          {"startup_allowance_s", q.startup_allowance_s},
-          {"llm", llm_inputs_json(q.policy_settings)},
-          {"version", ATTUNE_VERSION}};
-}
-
-void read_inputs(const nlohmann::json& j, TuneRequest& q) {
-  q.file = j.at("file").get<std::string>();
-  q.options.framework = j.value("framework", "");
-  q.options.model = j.value("model", "");
-  q.options.hardware.gpu = j.value("gpu", "");
-  q.options.hardware.nodes = j.value("nodes", 0);
-  q.options.hardware.gpus_per_node = j.value("gpus_per_node", 0);
-  q.cluster = j.value("cluster", "sim");
-  q.clusters_file = j.value("clusters_file", "");
-  q.budget_gpu_hours = j.at("budget_gpu_hours").get<double>();
-  q.policy = j.value("policy", "rules");
-  q.max_trials = j.value("max_trials", 0);
-  q.parallel = j.value("parallel", 1);
-  q.patience = j.value("patience", 12);
-  q.gate.allow = j.value("allow", std::vector<std::string>{});
-  q.gate.allow_keys = j.value("allow_keys", std::vector<std::string>{});
-  q.seed = j.at("seed").get<std::uint64_t>();
-  q.lessons_file = j.value("lessons", "");
-  q.use_lessons = j.value("use_lessons", true);
-  q.hang_factor = j.value("hang_factor", 10.0);
-  q.startup_allowance_s = j.value("startup_allowance_s", 900.0);
-  q.policy_settings.llm = read_llm_inputs(j.value("llm", nlohmann::json()));
-}
-
 void Campaign::load_inputs() {
   const auto& events = journal_->events();
   if (!events.empty()) {
@@ -281,7 +207,7 @@ void Campaign::load_inputs() {
       throw InputError({journal_->path(), 1, 0}, "event", "the journal does not start with the campaign's inputs");
     const std::string resume = q_.resume_dir;
     try {
-      read_inputs(events.front().at("inputs"), q_);
+      read_tune_inputs(events.front().at("inputs"), q_);
     } catch (const nlohmann::json::exception& e) {
       throw InputError({journal_->path(), 1, 0}, "inputs", std::string("not a campaign's inputs: ") + e.what());
     }
@@ -308,9 +234,9 @@ void Campaign::load_inputs() {
   policy_ = policy::make_policy(q_.policy, q_.policy_settings);
   if (q_.use_lessons) lessons_ = policy::read_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file);
   if (events.empty()) {
-    journal_->record(ledger::CampaignStarted{inputs_json(q_, seed_, *q_.budget_gpu_hours)});
+    journal_->record(ledger::CampaignStarted{tune_inputs_json(q_, seed_, *q_.budget_gpu_hours)});
     write_file((fs::path(result_.dir) / "campaign.json").string(),
-                      inputs_json(q_, seed_, *q_.budget_gpu_hours).dump(2) + "\n");
+                      tune_inputs_json(q_, seed_, *q_.budget_gpu_hours).dump(2) + "\n");
   }
   result_.policy = q_.policy;
   result_.cluster = def_.name;
@@ -908,24 +834,8 @@ void Campaign::finish() {
   // Lessons: each measured one-lever move, against the trial it was proposed from.
   // Not from an interrupted campaign: its resume appends them once, whole.
   if (q_.use_lessons && base.obs.workload && !result_.interrupted) {
-    std::vector<policy::Lesson> lessons;
-    for (const Trial& t : trials_) {
-      if (t.n == 0 || t.proposal.changes.size() != 1 || t.runs == 0) continue;
-      const Trial& from = trials_[static_cast<std::size_t>(t.obs.parent)];
-      if (!from.obs.tokens_per_s_per_gpu || !from.obs.workload) continue;
-      policy::Lesson l;
-      l.gpu = from.obs.workload->plan.gpu;
-      l.model_class = policy::model_class(from.obs.workload->model);
-      l.framework = recipe::to_string(target_->recipe.framework());
-      l.lever = t.proposal.changes[0].dimension;
-      l.value = t.proposal.changes[0].to;
-      l.outcome = policy::to_string(t.obs.outcome);
-      l.effect = t.obs.tokens_per_s_per_gpu ? *t.obs.tokens_per_s_per_gpu / *from.obs.tokens_per_s_per_gpu - 1 : -1;
-      const auto& p = from.obs.workload->plan;
-      l.context = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"mbs", p.mbs}, {"nodes", p.nodes}};
-      l.campaign = fs::absolute(result_.dir).string();
-      lessons.push_back(std::move(l));
-    }
+    const std::vector<policy::Lesson> lessons =
+        policy::lessons_from(observations(), recipe::to_string(target_->recipe.framework()), result_.dir);
     if (!journal_->find(ledger::EventKind::Lessons, -1))
       policy::append_lessons(q_.lessons_file.empty() ? policy::default_lessons_path() : q_.lessons_file, lessons);
     journal_->record(ledger::LessonsWritten{lessons.size()});

@@ -103,4 +103,28 @@ double lesson_effect(const std::vector<Lesson>& lessons, const std::string& gpu,
   return n ? sum / n : 0;
 }
 
+std::vector<Lesson> lessons_from(const std::vector<Observation>& trials, const std::string& framework,
+                                 const std::string& campaign_dir) {
+  std::vector<Lesson> lessons;
+  for (const Observation& t : trials) {
+    if (t.trial == 0 || t.proposal.changes.size() != 1 || t.runs == 0) continue;
+    if (t.parent < 0 || t.parent >= static_cast<int>(trials.size())) continue;
+    const Observation& from = trials[static_cast<std::size_t>(t.parent)];
+    if (!from.tokens_per_s_per_gpu || !from.workload) continue;
+    Lesson l;
+    l.gpu = from.workload->plan.gpu;
+    l.model_class = model_class(from.workload->model);
+    l.framework = framework;
+    l.lever = t.proposal.changes[0].dimension;
+    l.value = t.proposal.changes[0].to;
+    l.outcome = to_string(t.outcome);
+    l.effect = t.tokens_per_s_per_gpu ? *t.tokens_per_s_per_gpu / *from.tokens_per_s_per_gpu - 1 : -1;
+    const auto& p = from.workload->plan;
+    l.context = {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"ep", p.ep}, {"mbs", p.mbs}, {"nodes", p.nodes}};
+    l.campaign = std::filesystem::absolute(campaign_dir).string();
+    lessons.push_back(std::move(l));
+  }
+  return lessons;
+}
+
 }  // namespace attune::policy

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attune/policy/observation.h"
+
 #include "attune/recipe/model_spec.h"
 
 namespace attune::policy {
@@ -41,6 +43,11 @@ std::vector<Lesson> read_lessons(const std::string& path);
 void append_lessons(const std::string& path, const std::vector<Lesson>& lessons);
 
 nlohmann::json to_json(const Lesson& l);
+
+// What a campaign teaches: each measured one-lever move, against the trial it
+// was proposed from (`trials` indexed by trial number, the baseline first).
+std::vector<Lesson> lessons_from(const std::vector<Observation>& trials, const std::string& framework,
+                                 const std::string& campaign_dir);
 
 // The mean effect of the lessons that match (same GPU, model class and
 // framework, lever and value); 0 and `count` 0 when none do.
