@@ -122,7 +122,9 @@ std::vector<std::string> processes_under(const std::string& dir) {
   std::vector<std::string> out;
   DIR* proc = ::opendir("/proc");
   if (!proc) return out;
-  const std::string needle = "ATTUNE_EMULATE_RECIPE=" + dir;
+  // The wrapper inside `dir`: the directory ends at a separator, so the runs
+  // of meg-llama3-8b-fsdp are not taken for meg-llama3-8b's.
+  const std::string needle = "ATTUNE_EMULATE_RECIPE=" + dir + "/";
   while (const dirent* e = ::readdir(proc)) {
     const std::string pid = e->d_name;
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
