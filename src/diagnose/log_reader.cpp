@@ -386,9 +386,9 @@ class LogReader::Normaliser {
 
   void physical(std::string_view raw);
   void finish();
-  void flush_pending();
 
  private:
+  void flush_pending();
   struct Seen {
     std::size_t size = 0;
     int rank = -1;

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "attune/util/json_input.h"
+
 namespace attune::ledger {
 
 namespace {
@@ -39,23 +41,15 @@ double number_of(const json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
 }
 
-std::optional<double> optional_number_of(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
 std::string text_of(const json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 json member_of(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() ? *it : json();
+  const json* v = json_field::member(j, key);
+  return v ? *v : json();
 }
-
-json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
 }  // namespace
 
@@ -119,7 +113,7 @@ json to_json(const VerdictGiven& e) {
 json to_json(const TrialDecided& e) {
   json j = event(EventKind::Trial);
   j.update({{"trial", e.trial}, {"outcome", e.outcome}, {"reason", e.reason}, {"failure", e.failure}, {"runs", e.runs},
-            {"tokens_per_s_per_gpu", optional_json(e.tokens_per_s_per_gpu)}, {"gpu_hours", e.gpu_hours}});
+            {"tokens_per_s_per_gpu", json_field::optional_json(e.tokens_per_s_per_gpu)}, {"gpu_hours", e.gpu_hours}});
   return j;
 }
 
@@ -180,7 +174,7 @@ VerdictGiven verdict_given(const json& r) {
 
 TrialDecided trial_decided(const json& r) {
   return {int_of(r, "trial"),           text_of(r, "outcome"), text_of(r, "reason"),
-          text_of(r, "failure"),        int_of(r, "runs"),     optional_number_of(r, "tokens_per_s_per_gpu"),
+          text_of(r, "failure"),        int_of(r, "runs"),     json_field::optional_number(r, "tokens_per_s_per_gpu"),
           number_of(r, "gpu_hours")};
 }
 
@@ -199,7 +193,7 @@ bool measurement_ok(const json& m) {
 
 std::optional<double> measurement_tokens(const json& m) {
   if (!measurement_ok(m)) return std::nullopt;
-  return optional_number_of(m, "tokens_per_s_per_gpu");
+  return json_field::optional_number(m, "tokens_per_s_per_gpu");
 }
 
 std::string verdict_decision(const json& v) { return v.is_object() ? text_of(v, "decision") : std::string(); }

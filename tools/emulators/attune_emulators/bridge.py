@@ -32,7 +32,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import harness
+from . import harness, omegaconf_yaml
 
 COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
 
@@ -1899,34 +1899,11 @@ def _overrides_failure(run, e, frames):
 
 def load_yaml(run, path, frames):
     """OmegaConf.load with OmegaConf's YAML loader (omegaconf/_utils.py:136-181 @v2.3.1)."""
-    import re
     import yaml
 
-    class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node, deep=False):
-            keys = set()
-            for key_node, _ in node.value:
-                if key_node.tag != yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
-                    continue
-                if key_node.value in keys:
-                    raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                            "found duplicate key {}".format(key_node.value),
-                                                            key_node.start_mark)
-                keys.add(key_node.value)
-            return super().construct_mapping(node, deep=deep)
-
-    Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(
-        r"""^(?:[-+]?[0-9]+(?:_[0-9]+)*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
-        |\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
-        |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\.[0-9_]*
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
-    Loader.yaml_implicit_resolvers = {k: [(t, r) for t, r in v if t != "tag:yaml.org,2002:timestamp"]
-                                      for k, v in Loader.yaml_implicit_resolvers.items()}
     try:
         with open(path) as f:
-            data = yaml.load(f, Loader=Loader)
+            data = yaml.load(f, Loader=omegaconf_yaml.Loader)
     except yaml.YAMLError as e:
         raise Failure("{}.{}".format(type(e).__module__, type(e).__name__), str(e), frames)
     if data is None:

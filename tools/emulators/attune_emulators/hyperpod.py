@@ -34,7 +34,7 @@ import time
 
 import yaml
 
-from . import harness
+from . import harness, omegaconf_yaml
 
 # ---------------------------------------------------------------- versions and paths
 
@@ -193,37 +193,6 @@ class Out:
 # ---------------------------------------------------------------- YAML (OmegaConf 2.2.3's loader and dumper)
 
 
-class _Loader(yaml.SafeLoader):
-    """omegaconf/_utils.py get_yaml_loader: duplicate keys refused, YAML 1.2
-    floats (1e-5), no timestamps."""
-
-    def construct_mapping(self, node, deep=False):
-        keys = set()
-        for key_node, _ in node.value:
-            if key_node.tag != yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
-                continue
-            if key_node.value in keys:
-                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                        "found duplicate key {}".format(key_node.value),
-                                                        key_node.start_mark)
-            keys.add(key_node.value)
-        return yaml.SafeLoader.construct_mapping(self, node, deep=deep)
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile("""^(?:
-     [-+]?[0-9]+(?:_[0-9]+)*\\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-    |[-+]?[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+)
-    |\\.[0-9]+(?:_[0-9]+)*(?:[eE][-+][0-9]+)?
-    |[-+]?[0-9]+(?:_[0-9]+)*(?::[0-5]?[0-9])+\\.[0-9_]*
-    |[-+]?\\.(?:inf|Inf|INF)
-    |\\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."))
-_Loader.yaml_implicit_resolvers = {
-    k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-    for k, v in _Loader.yaml_implicit_resolvers.items()}
-
 _YAML_BOOLS = {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False",
                "FALSE", "on", "On", "ON", "off", "Off", "OFF"}
 
@@ -255,7 +224,7 @@ def to_yaml(data):
 
 def load_yaml(path):
     with open(path, encoding="utf-8") as f:
-        return yaml.load(f, Loader=_Loader)
+        return yaml.load(f, Loader=omegaconf_yaml.Loader)
 
 
 # ---------------------------------------------------------------- OmegaConf interpolation
