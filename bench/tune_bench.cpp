@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attune/campaign/bench.h"
 #include "attune/campaign/tune.h"
 #include "attune/sim/scenario.h"
 #include "attune/util/statistics.h"
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
     const std::string name = fs::path(dir).filename().string();
     Row& row = rows[name];
     const sim::Scenario sc = sim::read_scenario(dir);
+    campaign::BenchScenario scenario;
+    scenario.name = name;
+    scenario.dir = dir;
     if (!sc.harness.empty()) row.prior_regret = sim::read_harness(sc.harness).prior_regret.value_or(0);
     for (const std::string& policy : policies) {
       for (int seed = 1; seed <= seeds; ++seed) {
@@ -81,9 +85,8 @@ int main(int argc, char** argv) {
         q.use_lessons = false;
         q.out_dir = (work / fmt::format("{}-{}-{}", name, policy, seed)).string();
         const campaign::TuneResult r = campaign::run_tune(q);
-        const double score = r.true_optimum_tokens_per_s_per_gpu && *r.true_optimum_tokens_per_s_per_gpu > 0
-                                 ? r.true_tokens_per_s_per_gpu.value_or(0) / *r.true_optimum_tokens_per_s_per_gpu
-                                 : 0;
+        const sim::TunedScore truth = campaign::score_campaign(r, scenario);
+        const double score = truth.optimum > 0 ? truth.tuned / truth.optimum : 0;
         if (policy == "rules") {
           row.score.push_back(score);
           row.launches += r.launches;

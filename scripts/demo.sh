@@ -13,3 +13,6 @@ out="$(mktemp -d)/campaign"
 echo
 echo "== the tuned recipe, as a diff of the original"
 cat "$out"/best/*.diff
+echo
+echo "== the tuned recipe scored under the scenario's hidden truth (which the campaign never saw)"
+./build/attune sim score recipes/scenarios/llama3-8b-h100-script-on-b200 "$out"/best/*.attune.yaml

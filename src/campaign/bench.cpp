@@ -93,6 +93,18 @@ struct CampaignSpec {
   int seed = 0;
 };
 
+}  // namespace
+
+sim::TunedScore score_campaign(const TuneResult& r, const BenchScenario& scenario, const gate::GateOptions& gate) {
+  if (!r.tuned) return {};
+  const gate::CorrectnessGate g(gate);
+  return scenario.optimum_tokens_per_s_per_gpu > 0
+             ? sim::score_tuned(scenario.dir, *r.tuned, g, scenario.optimum_tokens_per_s_per_gpu)
+             : sim::score_tuned(scenario.dir, *r.tuned, g);
+}
+
+namespace {
+
 BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const std::string& out_dir,
                            const std::function<bool()>& interrupted) {
   BenchCampaign b;
@@ -108,7 +120,6 @@ BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const s
   t.seed = static_cast<std::uint64_t>(c.seed);
   t.use_lessons = false;
   t.out_dir = b.dir;
-  t.true_optimum_tokens_per_s_per_gpu = c.scenario->optimum_tokens_per_s_per_gpu;  // under the same (default) gate
   t.durable = false;  // simulated and never resumed: fsyncs would be most of its time
   TuneHooks hooks;
   hooks.interrupted = interrupted;
@@ -121,10 +132,11 @@ BenchCampaign run_campaign(const BenchRequest& q, const CampaignSpec& c, const s
                      fmt::format("{} on {} (seed {}): {}", c.policy, c.scenario->name, c.seed, e.message()));
   }
   b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double optimum = r.true_optimum_tokens_per_s_per_gpu.value_or(c.scenario->optimum_tokens_per_s_per_gpu);
+  const sim::TunedScore score = score_campaign(r, *c.scenario, t.gate);
+  const double optimum = score.optimum;
   // Expected throughput: a recipe that OOMs in a share of long runs loses that share.
-  const double tuned = r.true_tokens_per_s_per_gpu.value_or(0) * (1 - r.true_oom_risk.value_or(0));
-  b.ratio_to_optimum = r.true_score.value_or(0);
+  const double tuned = score.tuned * (1 - score.oom_risk);
+  b.ratio_to_optimum = score.score;
   if (c.scenario->true_gain()) b.gain = tuned / c.scenario->baseline_tokens_per_s_per_gpu;
   else b.gain = r.baseline_tokens_per_s_per_gpu > 0 ? r.best_tokens_per_s_per_gpu / r.baseline_tokens_per_s_per_gpu : 0;
   b.gpu_hours = r.gpu_hours;

@@ -80,7 +80,7 @@ CampaignRecord::CampaignRecord(std::string dir) : dir_(std::move(dir)) {
     throw InputError({journal.string(), events_.empty() ? 1 : events_.front().line, 0}, "event",
                      "the journal does not start with the campaign's inputs (a `campaign` event)");
   try {
-    inputs_ = read_inputs(events_.front().event.at("inputs"));
+    inputs_ = read_inputs(ledger::campaign_started(events_.front().event).inputs);
   } catch (const nlohmann::json::exception& e) {
     throw InputError({journal.string(), events_.front().line, 0}, "inputs", std::string("not a campaign's inputs: ") + e.what());
   }

@@ -1,7 +1,6 @@
 #include "attune/campaign/concurrent_runs.h"
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +18,7 @@ std::string joined_labels(const std::vector<ConcurrentRun>& runs) {
 
 void run_concurrently(cluster::Cluster& cluster, const cluster::ClusterDefinition& definition,
                       std::vector<ConcurrentRun>& runs, const ConcurrentRunHooks& hooks) {
+  Clock& clock = hooks.clock ? *hooks.clock : steady_clock();
   std::mutex mutex;  // the caller's hooks, and the elapsed times they report
   std::vector<double> elapsed(runs.size(), 0);
   const std::string doing = joined_labels(runs);
@@ -38,13 +38,14 @@ void run_concurrently(cluster::Cluster& cluster, const cluster::ClusterDefinitio
       std::lock_guard lock(mutex);
       if (hooks.on_note) hooks.on_note(s);
     };
-    const auto started = std::chrono::steady_clock::now();
+    h.clock = &clock;
+    const double started = clock.now_s();
     try {
       r.result = run_in_directory(cluster, definition, *r.approved, r.request, h);
     } catch (...) {
       r.error = std::current_exception();
     }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    r.seconds = clock.now_s() - started;
   };
   if (hooks.on_progress) hooks.on_progress(doing, 0);
   if (runs.size() == 1) {

@@ -100,6 +100,7 @@ cluster::RunStatus follow(cluster::Cluster& cluster, const cluster::ClusterDefin
   // measure. A simulated payload prints exactly those steps by itself.
   if (!q.to_end && !cluster::run_traits(def).prints_own_steps) o.stop_after_steps = r.spec.steps;
   if (hooks.interrupted) o.interrupted = hooks.interrupted;
+  o.clock = hooks.clock;
   if (hooks.on_progress) o.on_progress = [&](const cluster::WatchProgress& p) { hooks.on_progress(p, r.spec); };
   return cluster::watch_run(cluster, r.id, r.spec, o);
 }

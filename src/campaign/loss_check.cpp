@@ -49,4 +49,16 @@ nlohmann::json to_json(const LossCheck& c) {
           {"difference", c.difference}, {"allowed", c.allowed},   {"why", c.why}};
 }
 
+LossCheck loss_check_from_json(const nlohmann::json& j) {
+  LossCheck c;
+  if (!j.is_object()) return c;
+  c.comparable = j.value("comparable", false);
+  c.suspect = j.value("suspect", false);
+  c.steps = j.value("steps", 0);
+  c.difference = j.value("difference", 0.0);
+  c.allowed = j.value("allowed", 0.0);
+  c.why = j.value("why", "");
+  return c;
+}
+
 }  // namespace attune::campaign

@@ -47,16 +47,13 @@ void print_summary(const campaign::TuneResult& r) {
   for (const auto& e : r.best_edits)
     fmt::print("  {:<40} {} -> {}{}\n", e.key, e.from.empty() ? "unset" : e.from, e.to.empty() ? "unset" : e.to,
                e.lever.empty() ? "" : "  (" + e.lever + ")");
-  if (r.true_tokens_per_s_per_gpu)
-    fmt::print("true        {:.0f} tokens/s/GPU of a true optimum of {:.0f}: score {:.3f}{}\n", *r.true_tokens_per_s_per_gpu,
-               r.true_optimum_tokens_per_s_per_gpu.value_or(0), r.true_score.value_or(0),
-               r.true_oom_risk.value_or(0) > 0 ? fmt::format(" ({:.0f}% late-OOM risk)", 100 * *r.true_oom_risk) : "");
   fmt::print("spent       {:.1f} of {:.1f} GPU-hours, {} trials, {} launches ({} failed), {} refused by the gate\n",
              r.gpu_hours, r.budget_gpu_hours, r.trials, r.launches, r.failed_launches, r.refused);
   print_llm_usage(r.policy_usage);
   fmt::print("stopped     {}\n", r.stop_reason);
   fmt::print("verified    {}\n", r.verification);
   fmt::print("tuned       {}\n", r.best_recipe);
+  if (!r.best_wrapper.empty()) fmt::print("wrapper     {}\n", r.best_wrapper);
   fmt::print("diff        {}\n", r.best_diff);
   if (!r.report.empty()) fmt::print("report      {}\n", r.report);
 }

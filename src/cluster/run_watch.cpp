@@ -1,9 +1,7 @@
 #include "attune/cluster/run_watch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -12,6 +10,7 @@
 #include "attune/diagnose/log_line.h"
 #include "attune/diagnose/log_pass.h"
 #include "attune/diagnose/log_reader.h"
+#include "attune/util/clock.h"
 
 namespace attune::cluster {
 
@@ -56,10 +55,7 @@ std::string StepCounter::framework() const { return pass_->framework_so_far(); }
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kRetries = 3;                // a failing poll/log is retried this often, then rethrown
-constexpr double kSleepSlice_s = 0.1;      // the default sleep checks `interrupted` this often
 constexpr double kMinWait_s = 0.001;       // never spin
 constexpr std::size_t kLogPrefix = 4096;   // bytes kept to notice a replaced log
 
@@ -75,7 +71,7 @@ double positive_or(double v, double fallback) { return std::isfinite(v) && v > 0
 class Watch {
  public:
   Watch(Cluster& cluster, const RunId& id, const RunSpec& spec, const WatchOptions& o)
-      : cluster_(cluster), id_(id), spec_(spec), o_(o), t0_(Clock::now()) {
+      : cluster_(cluster), id_(id), spec_(spec), o_(o), clock_(o.clock ? *o.clock : steady_clock()), t0_(clock_.now_s()) {
     scale_ = positive_or(o.time_scale, 1.0);
     poll_min_ = positive_or(o.poll_min_s, 0.5);
     poll_max_ = std::max(poll_min_, positive_or(o.poll_max_s, poll_min_));
@@ -89,16 +85,7 @@ class Watch {
     if (o.sleep) {
       sleep_ = o.sleep;
     } else {
-      sleep_ = [interrupted = o.interrupted](double seconds) {
-        const auto end =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-        while (true) {
-          if (interrupted && interrupted()) return;
-          const double left = std::chrono::duration<double>(end - Clock::now()).count();
-          if (left <= 0) return;
-          std::this_thread::sleep_for(std::chrono::duration<double>(std::min(left, kSleepSlice_s)));
-        }
-      };
+      sleep_ = [this](double seconds) { clock_.sleep_s(seconds, o_.interrupted); };
     }
   }
 
@@ -166,7 +153,7 @@ class Watch {
   }
 
  private:
-  double now() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  double now() const { return clock_.now_s() - t0_; }
 
   // Calls f, retrying a ClusterError up to kRetries times with a growing pause.
   template <class F>
@@ -270,7 +257,8 @@ class Watch {
   const RunId& id_;
   const RunSpec& spec_;
   const WatchOptions& o_;
-  const Clock::time_point t0_;
+  Clock& clock_;
+  const double t0_;
   std::function<void(double)> sleep_;
 
   double scale_ = 1, poll_min_ = 0.5, poll_max_ = 15, backoff_ = 1.5;

@@ -159,6 +159,8 @@ json to_json(const CampaignFinished& e) {
   return j;
 }
 
+CampaignStarted campaign_started(const json& r) { return {member_of(r, "inputs")}; }
+
 ProposalMade proposal_made(const json& r) {
   return {int_of(r, "trial"), int_of(r, "parent"), member_of(r, "proposal"), member_of(r, "policy")};
 }

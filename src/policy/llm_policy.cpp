@@ -79,6 +79,7 @@ struct LlmPolicy::Round {
   std::vector<RankedCandidate> ranking;
   std::vector<std::string> proposed;   // this conversation's proposals, by label
   std::optional<Proposal> chosen;
+  std::optional<Admission> admission;  // of `chosen`
   std::optional<std::string> stop_reason;
   json exchanges = json::array();
 };
@@ -156,7 +157,7 @@ PolicyAnswer LlmPolicy::converse(const PolicyContext& c, const PolicyAnswer& rul
     if (round.chosen || round.stop_reason) {
       faults_in_a_row_ = 0;
       ++llm_trials_;
-      if (round.chosen) return {round.chosen, ""};
+      if (round.chosen) return {round.chosen, "", std::move(round.admission)};
       return {std::nullopt, "the LLM stopped: " + *round.stop_reason};
     }
     messages.push_back(std::move(answers));
@@ -262,7 +263,7 @@ llm::ToolResult LlmPolicy::answer_propose(const PolicyContext& c, const llm::Too
   for (const auto& label : round.proposed) {
     if (label == p->label()) return result(call, "repeated: you proposed it already in this conversation", true);
   }
-  const Admission a = admit(*p, c.incumbent, c.original, c.gate, c.history);
+  Admission a = admit(*p, c.incumbent, c.original, c.gate, c.history);
   switch (a.kind) {
     case AdmissionKind::Unrunnable:
       return result(call, "cannot apply: " + a.why + " (an unknown lever or key, or a value it cannot take)", true);
@@ -281,6 +282,7 @@ llm::ToolResult LlmPolicy::answer_propose(const PolicyContext& c, const llm::Too
   p->setting = setting_of(*a.edited);
   round.proposed.push_back(p->label());
   round.chosen = std::move(p);
+  round.admission = std::move(a);
   return result(call, fmt::format("accepted as trial {}: {}", c.trial, round.chosen->label()), false);
 }
 

@@ -108,6 +108,18 @@ std::string throughput(const Observation& o) {
   return fmt::format("{:.0f} ({:.0f}-{:.0f})", *o.tokens_per_s_per_gpu, *o.tokens_ci95_low, *o.tokens_ci95_high);
 }
 
+// A trial's edit as the recipe spells it (key: from -> to), the lever
+// beside it; the lever's label alone when the file changes are not known.
+std::string edit_text(const Observation& o) {
+  if (o.trial == 0) return "(the recipe as written)";
+  if (o.edits.empty()) return o.proposal.label();
+  std::string out;
+  for (const std::string& e : o.edits) out += (out.empty() ? "" : "; ") + e;
+  std::string levers;
+  for (const DimensionChange& c : o.proposal.changes) levers += (levers.empty() ? "" : ", ") + c.dimension;
+  return levers.empty() ? out : out + " [" + levers + "]";
+}
+
 std::string history_table(const std::vector<Observation>& history) {
   std::string out =
       "| trial | from | edit | outcome | tokens/s/GPU (95% interval) | step s | peak GiB | GPU-h | failure or reason |\n"
@@ -116,7 +128,7 @@ std::string history_table(const std::vector<Observation>& history) {
     std::string why = o.failure.empty() ? o.reason : o.failure + ": " + o.reason;
     if (why.size() > 240) why = why.substr(0, 240) + "...";
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", o.trial, o.parent,
-                       o.trial == 0 ? "(the recipe as written)" : o.proposal.label(), to_string(o.outcome),
+                       edit_text(o), to_string(o.outcome),
                        throughput(o), opt(o.step_time_s, "{:.3f}"),
                        opt(o.peak_memory_gib, "{:.1f}"), o.gpu_hours, why);
   }

@@ -43,6 +43,7 @@ nlohmann::json to_json(const Observation& o) {
   return {{"trial", o.trial},
           {"parent", o.parent},
           {"proposal", to_json(o.proposal)},
+          {"edits", o.edits},
           {"outcome", to_string(o.outcome)},
           {"reason", o.reason},
           {"failure", o.failure},

@@ -126,7 +126,7 @@ TEST_F(BenchTest, EachCampaignRanInItsOwnDirectoryWithoutItsRunLogs) {
     EXPECT_TRUE(fs::exists(fs::path(c.dir) / "summary.json")) << c.dir;
     EXPECT_FALSE(fs::exists(fs::path(c.dir) / "trials")) << c.dir;
     const nlohmann::json summary = nlohmann::json::parse(read_text(fs::path(c.dir) / "summary.json"));
-    EXPECT_DOUBLE_EQ(summary["best"].value("true_score", -1.0), c.ratio_to_optimum) << c.dir;  // the OOM risk counted
+    EXPECT_FALSE(summary["best"].contains("true_score")) << c.dir;  // the truth is the bench's, not the campaign's
     EXPECT_LE(c.gpu_hours, 40 + 1e-9);
     EXPECT_GT(c.launches, 0);
     ASSERT_FALSE(c.curve.empty());

@@ -155,8 +155,9 @@ TEST_P(TuneLlm, ScriptedProposalsBecomeTrialsAndEveryExchangeIsJournalled) {
   ASSERT_GE(history.size(), 3u);
   EXPECT_EQ(history[1].at("label"), "recompute true -> false");
   EXPECT_EQ(history[1].at("rule"), "llm");
-  // The second request carries the first trial's outcome in its state table.
-  EXPECT_NE(server.requests()[1].body.find("recompute true -> false"), std::string::npos);
+  // The second request carries the first trial's outcome in its state
+  // table, the edit as the recipe spells it with its lever beside it.
+  EXPECT_NE(server.requests()[1].body.find("gradient_checkpointing: true -> false [recompute]"), std::string::npos);
   int proposals_with_exchanges = 0;
   for (const json& e : journal(dir)) {
     if (e.value("event", "") == "proposal" && e.at("policy").at("llm").at("exchanges").size() >= 2) ++proposals_with_exchanges;

@@ -19,7 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attune/campaign/tune_result.h"
+#include "attune/gate/correctness_gate.h"
 #include "attune/policy/policy.h"
+#include "attune/sim/scenario_report.h"
 
 namespace attune::campaign {
 
@@ -59,6 +62,14 @@ struct BenchScenario {
   std::optional<double> prior_regret;         // harness.yaml's recorded figure
   bool true_gain() const { return baseline_tokens_per_s_per_gpu > 0; }
 };
+
+// A campaign's final recipe scored as benchmarks score it: its true
+// throughput x (1 - its late-OOM risk) / the scenario's true optimum under
+// the gate (0 when the gate refuses it or it fails). Only a benchmark knows
+// the scenario's truth: the campaign never sees it. A recipe near the memory
+// limit can out-run the optimum, which counts only settings that never OOM,
+// and still fail a share of long runs.
+sim::TunedScore score_campaign(const TuneResult& r, const BenchScenario& scenario, const gate::GateOptions& gate = {});
 
 struct BenchResult {
   std::string out_dir;

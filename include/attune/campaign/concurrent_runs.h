@@ -27,6 +27,7 @@ struct ConcurrentRunHooks {
   std::function<bool()> interrupted;
   std::function<void(const std::string& doing, double elapsed_s)> on_progress;
   std::function<void(const std::string&)> on_note;
+  Clock* clock = nullptr;  // the runs' time (nullptr: the real clock)
 };
 
 // Returns when every run has ended (or thrown: its error is kept, the others go on).

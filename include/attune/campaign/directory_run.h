@@ -19,6 +19,7 @@
 #include "attune/cluster/run_watch.h"
 #include "attune/diagnose/diagnosis.h"
 #include "attune/gate/approved_recipe.h"
+#include "attune/util/clock.h"
 
 namespace attune::campaign {
 
@@ -51,6 +52,7 @@ struct DirectoryRunHooks {
   std::function<void(const DirectoryRunResult&)> on_started;  // launched or adopted (status not yet known)
   std::function<void(const cluster::WatchProgress&, const cluster::RunSpec&)> on_progress;
   std::function<void(const std::string&)> on_note;
+  Clock* clock = nullptr;  // the watchdog's time (nullptr: the real clock)
 };
 
 // The cluster's request for this run (its name for a new run, the

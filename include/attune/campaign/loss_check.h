@@ -30,5 +30,7 @@ struct LossCheck {
 LossCheck compare_loss(const LossCurve& candidate, const LossCurve& baseline, const LossCurve& baseline_again);
 
 nlohmann::json to_json(const LossCheck& c);
+// As to_json wrote it; a field missing or of another type reads as not comparable, not suspect.
+LossCheck loss_check_from_json(const nlohmann::json& j);
 
 }  // namespace attune::campaign

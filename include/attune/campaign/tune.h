@@ -23,16 +23,20 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "attune/campaign/tune_result.h"
+#include "attune/cluster/backend_registry.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
 #include "attune/recipe/hardware.h"
+#include "attune/util/clock.h"
 
 namespace attune::campaign {
 
@@ -55,62 +59,10 @@ struct TuneRequest {
   bool use_lessons = true;
   double hang_factor = 10;
   double startup_allowance_s = 900;
-  // The scenario's true optimum under this gate, known already (a bench
-  // scores every campaign against the one it computed): not searched again.
-  std::optional<double> true_optimum_tokens_per_s_per_gpu;
   // false: the campaign's files are not fsynced and the ones only a resume
   // reads are not written (a simulated bench campaign, never resumed, whose
   // crash loses nothing worth keeping).
   bool durable = true;
-};
-
-struct TrialRecord {
-  int trial = 0;
-  int parent = 0;
-  std::string label;                  // "tp 2 -> 4, mbs 1 -> 2"
-  std::string rule, stage, why;
-  std::string outcome;                // policy::TrialOutcome names
-  std::string reason;
-  std::optional<double> tokens_per_s_per_gpu;
-  std::optional<double> predicted_gain;
-  double gpu_hours = 0;
-  int runs = 0;
-};
-
-// One setting of the tuned recipe that differs from the recipe as written,
-// as the recipe spells it ("" = not set); its lever's name when it has one.
-struct BestEdit {
-  std::string key, lever, from, to;
-};
-
-struct TuneResult {
-  std::string dir;
-  std::string policy, cluster;
-  double baseline_tokens_per_s_per_gpu = 0;
-  double best_tokens_per_s_per_gpu = 0;
-  double gain = 0;
-  int best_trial = 0;
-  std::vector<BestEdit> best_edits;   // the final recipe's settings that differ from the original's
-  std::vector<std::string> best_changes;  // the file changes, follow-ups included
-  double gpu_hours = 0, budget_gpu_hours = 0;
-  int trials = 0, launches = 0, failed_launches = 0, refused = 0;
-  std::string stop_reason;
-  std::string verification;           // passed | suspect (...) | not needed | unknown (...)
-  std::string best_recipe, best_diff; // paths under best/
-  std::optional<double> true_tokens_per_s_per_gpu;  // sim cluster + scenario, after the campaign
-  std::optional<double> true_optimum_tokens_per_s_per_gpu;
-  // The benchmark's score of the final recipe: its true throughput x (1 -
-  // its late-OOM risk) / the true optimum (0 when it fails or is refused).
-  // A recipe near the memory limit can out-run the optimum, which only counts
-  // settings that never OOM, and still fail a share of long runs.
-  std::optional<double> true_oom_risk;
-  std::optional<double> true_score;
-  std::vector<TrialRecord> history;
-  double attune_seconds_per_trial = 0;   // attune's own work (policy, gate, journal, diagnosis)
-  nlohmann::json policy_usage;           // what the policy consumed (the LLM's calls, tokens, cost); null: nothing
-  std::vector<std::string> policy_notes; // what the policy said during the campaign (an LLM falling back to rules)
-  std::string report;                    // report.html (report.md beside it); "" when it could not be written
-  bool interrupted = false;
 };
 
 struct TuneProgress {
@@ -129,13 +81,19 @@ struct TuneHooks {
   std::function<void(const std::string&)> on_note;
 };
 
+// What a campaign runs on, swapped in tests: the cluster (made from the
+// chosen definition, as the backend registry makes it by default) and the
+// clock its runs are watched by (the real one by default). A test drives the
+// whole loop with a fake cluster and a fake clock.
+struct TuneServices {
+  std::function<std::unique_ptr<cluster::Cluster>(const cluster::ClusterDefinition&, const cluster::SimulationContext&)>
+      make_cluster;
+  Clock* clock = nullptr;
+};
+
 // InputError for a bad request (a budget missing or malformed, an unknown
 // cluster or policy, a directory another tune holds, a refused baseline).
-TuneResult run_tune(const TuneRequest& request, const TuneHooks& hooks = {});
+TuneResult run_tune(const TuneRequest& request, const TuneHooks& hooks = {}, const TuneServices& services = {});
 
-// {"baseline": {"tokens_per_s_per_gpu"}, "best": {"tokens_per_s_per_gpu", "edits": [{lever, from, to}],
-// "true_tokens_per_s_per_gpu"?, "true_optimum_tokens_per_s_per_gpu"?, "true_oom_risk"?, "true_score"?}, "gain", "gpu_hours", "trials", "failed_launches", "refused",
-// "stop_reason", ...}
-nlohmann::json to_json(const TuneResult& r);
 
 }  // namespace attune::campaign

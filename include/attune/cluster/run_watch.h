@@ -18,6 +18,7 @@
 
 #include "attune/cluster/cluster.h"
 #include "attune/cluster/run.h"
+#include "attune/util/clock.h"
 
 namespace attune::diagnose {
 class LogPass;
@@ -108,8 +109,12 @@ struct WatchOptions {
   // Called when the step count or the state changes (the last call carries
   // the final state and the final count).
   std::function<void(const WatchProgress&)> on_progress;
-  // Sleeps this many real seconds (tests inject a fake). Default: sleeps in
-  // slices of at most 0.1 s and returns early once `interrupted` says true.
+  // The watch's time and its waits (nullptr: the real clock). A fake
+  // clock runs a watch of hours in no time.
+  Clock* clock = nullptr;
+  // Sleeps this many seconds instead of the clock (tests that count the
+  // pauses). Default: the clock's sleep, which returns early once
+  // `interrupted` says true.
   std::function<void(double)> sleep;
 };
 

@@ -154,6 +154,7 @@ nlohmann::json to_json(const CampaignFinished& e);
 // Reading a record back, tolerant of what older versions wrote (a field that
 // is missing or of another type reads as its default). The caller checks the
 // kind first.
+CampaignStarted campaign_started(const nlohmann::json& record);
 ProposalMade proposal_made(const nlohmann::json& record);
 RunFinished run_finished(const nlohmann::json& record);
 VerdictGiven verdict_given(const nlohmann::json& record);

@@ -45,6 +45,9 @@ struct Observation {
   std::optional<double> peak_memory_gib;       // reserved, as the log prints it
   std::optional<sim::Workload> workload;       // the trial's recipe as the simulator reads it
   std::string recipe_identity;         // the trial's recipe by its settings (recipe::settings_identity; "" = unknown)
+  // What its proposal changed in the file, as the recipe spells it
+  // ("--micro-batch-size: 1 -> 2", follow-ups included; empty = not known).
+  std::vector<std::string> edits;
   int runs = 0;
   double gpu_hours = 0;
 };

@@ -20,6 +20,7 @@
 #include "attune/diagnose/diagnosis.h"
 #include "attune/gate/correctness_gate.h"
 #include "attune/llm/llm_client.h"
+#include "attune/policy/admission.h"
 #include "attune/llm/price_table.h"
 #include "attune/policy/lessons.h"
 #include "attune/policy/observation.h"
@@ -49,8 +50,16 @@ struct PolicyContext {
 };
 
 struct PolicyAnswer {
+  PolicyAnswer() = default;
+  PolicyAnswer(std::optional<Proposal> p, std::string stop, std::optional<Admission> a = std::nullopt)
+      : proposal(std::move(p)), stop_reason(std::move(stop)), admission(std::move(a)) {}
+
   std::optional<Proposal> proposal;
   std::string stop_reason;                    // when there is no proposal
+  // The proposal as admit() judged it against the context's incumbent and
+  // history, when the policy admitted it already (the LLM's propose tool
+  // answers the model with the verdict): the campaign does not admit it again.
+  std::optional<Admission> admission;
 };
 
 class Policy {
