@@ -14,6 +14,7 @@
 #include "attune/diagnose/diagnosis.h"
 #include "attune/diagnose/recipe_context.h"
 #include "attune/ledger/journal_event.h"
+#include "attune/ledger/ledger_state.h"
 #include "attune/policy/admission.h"
 #include "attune/policy/policy.h"
 #include "attune/policy/proposal.h"
@@ -117,7 +118,7 @@ class Replayer {
   std::map<int, TrialState> trials_;
   std::map<std::pair<int, int>, std::string> launched_dirs_;
   std::map<int, int> remeasures_;   // a judgement's re-measurements so far, per trial
-  int incumbent_ = 0;
+  ledger::LedgerState recorded_;  // the record folded so far: who the incumbent is
   struct PendingDemotion {
     int trial = 0;
     bool today = false;
@@ -153,11 +154,12 @@ void Replayer::baseline() {
 }
 
 void Replayer::on_proposal(const RecordedEvent& e) {
-  const int n = e.event.value("trial", -1);
+  const ledger::ProposalMade made = ledger::proposal_made(e.event);
+  const int n = made.trial;
   TrialState& t = trial(n);
-  t.parent = e.event.value("parent", 0);
+  t.parent = made.parent;
   try {
-    t.proposal = policy::proposal_from_json(e.event.at("proposal"), fmt::format("journal.jsonl:{}", e.line));
+    t.proposal = policy::proposal_from_json(made.proposal, fmt::format("journal.jsonl:{}", e.line));
   } catch (const std::exception& err) {
     damaged(fmt::format("journal.jsonl:{}", e.line), fmt::format("trial {}: not a proposal ({}): skipped", n, err.what()));
     return;
@@ -250,14 +252,15 @@ std::optional<RunMeasure> Replayer::measure_today(TrialState& t, int run, const 
 }
 
 void Replayer::on_run_finished(const RecordedEvent& e) {
-  const int n = e.event.value("trial", -1), run = e.event.value("run", 0);
+  const ledger::RunFinished finished = ledger::run_finished(e.event);
+  const int n = finished.trial, run = finished.run;
   const std::string where = fmt::format("journal.jsonl:{}", e.line);
   TrialState& t = trial(n);
   RunMeasure recorded;
   cluster::RunStatus status;
   try {
-    recorded = measure_from_json(e.event.at("measurement"), where);
-    status = cluster::run_status_from_json(e.event.at("status"));
+    recorded = measure_from_json(finished.measurement, where);
+    status = cluster::run_status_from_json(finished.status);
   } catch (const std::exception& err) {
     damaged(where, fmt::format("trial {} run {}: not a finished run ({}): skipped", n, run, err.what()));
     return;
@@ -268,7 +271,7 @@ void Replayer::on_run_finished(const RecordedEvent& e) {
   const auto d = launched_dirs_.find({n, run});
   const std::string run_dir = record_.run_dir(n, run, d == launched_dirs_.end() ? "" : d->second, result_.damaged);
   // The charge: what the run's spec and elapsed time come to today.
-  double gpu_hours = e.event.value("gpu_hours", recorded.gpu_hours);
+  double gpu_hours = e.event.contains("gpu_hours") ? finished.gpu_hours : recorded.gpu_hours;
   if (!run_dir.empty()) {
     if (const auto spec = record_.run_spec(run_dir, result_.damaged)) {
       try {
@@ -318,7 +321,7 @@ void Replayer::on_run_finished(const RecordedEvent& e) {
     t.recorded_failure = recorded.failure;
   }
   // An incumbent measured again is judged against its parent at once (Campaign::remeasure_incumbent).
-  if (n == incumbent_ && n != 0 && e.event.value("purpose", "") == "remeasure" && m.ok) {
+  if (n == recorded_.incumbent && n != 0 && finished.purpose == "remeasure" && m.ok) {
     const AcceptanceVerdict v = judge(t.arm, trial(t.parent).arm, noise_cv(), 0, rule_);
     pending_demotion_ = PendingDemotion{n, v.decision == Decision::Reject, v.why};
   }
@@ -337,13 +340,14 @@ void Replayer::check_demotion(const RecordedEvent* next) {
 }
 
 void Replayer::on_verdict(const RecordedEvent& e) {
-  const int n = e.event.value("trial", -1), against = e.event.value("against", 0);
-  const std::string recorded = e.event.contains("verdict") ? e.event["verdict"].value("decision", "") : "";
+  const ledger::VerdictGiven given = ledger::verdict_given(e.event);
+  const int n = given.trial, against = std::max(0, given.against);
+  const std::string recorded = ledger::verdict_decision(given.verdict);
   ++result_.verdicts;
   TrialState& t = trial(n);
   const AcceptanceVerdict v = judge(t.arm, trial(against).arm, noise_cv(), remeasures_[n], rule_);
   if (to_string(v.decision) != recorded)
-    differ("decision", n, e.event.value("runs", 0), recorded, to_string(v.decision),
+    differ("decision", n, given.runs, recorded, to_string(v.decision),
            fmt::format("against trial {}: the decision would now go the other way: {}", against, v.why));
   // The campaign went on as recorded.
   if (recorded == "remeasure") {
@@ -351,16 +355,14 @@ void Replayer::on_verdict(const RecordedEvent& e) {
   } else if (recorded == "accept" || recorded == "reject") {
     remeasures_[n] = 0;
   }
-  if (recorded == "accept") {
-    t.parent = against;
-    incumbent_ = n;
-  }
+  if (recorded == "accept") t.parent = against;  // the record makes it the incumbent (ledger::apply)
 }
 
 void Replayer::on_verification(const RecordedEvent& e) {
-  const int n = e.event.value("trial", -1);
-  const nlohmann::json loss = e.event.value("loss", nlohmann::json::object());
-  const bool recorded_suspect = loss.value("suspect", false), recorded_comparable = loss.value("comparable", false);
+  const ledger::Verified verified = ledger::verified(e.event);
+  const int n = verified.trial;
+  const LossCheck recorded_check = loss_check_from_json(verified.loss);
+  const bool recorded_suspect = recorded_check.suspect, recorded_comparable = recorded_check.comparable;
   TrialState& t = trial(n);
   const TrialState& base = trial(0);
   LossCheck today;
@@ -375,12 +377,12 @@ void Replayer::on_verification(const RecordedEvent& e) {
   auto word = [](bool comparable, bool suspect) { return !comparable ? "unknown" : suspect ? "suspect" : "passed"; };
   const std::string was = word(recorded_comparable, recorded_suspect), now = word(today.comparable, today.suspect);
   if (was != now) differ("verification", n, t.runs, was, now, "the winner's loss check would now say: " + today.why);
-  if (recorded_suspect) incumbent_ = t.parent;
 }
 
 void Replayer::on_finished(const RecordedEvent& e) {
   finished_ = true;
-  const nlohmann::json s = e.event.value("summary", nlohmann::json::object());
+  nlohmann::json s = ledger::campaign_finished(e.event).summary;
+  if (!s.is_object()) s = nlohmann::json::object();
   const double recorded = s.value("gpu_hours", 0.0);
   if (differs_relatively(recorded, spent_, 1e-6))
     differ("budget", -1, 0, fmt::format("{:.4f} GPU-hours", recorded), fmt::format("{:.4f} GPU-hours", spent_),
@@ -397,8 +399,8 @@ void Replayer::on_finished(const RecordedEvent& e) {
   count("failed_launches", failed_today_, "failed launches, by today's diagnosis");
   count("refused", refused_today_, "proposals the gate refuses, judged again");
   const int best = s.contains("best") ? s["best"].value("trial", 0) : 0;
-  if (best != incumbent_)
-    differ("decision", -1, 0, fmt::format("trial {}", best), fmt::format("trial {}", incumbent_),
+  if (best != recorded_.incumbent)
+    differ("decision", -1, 0, fmt::format("trial {}", best), fmt::format("trial {}", recorded_.incumbent),
            "the best trial the journal's decisions lead to is not the one the summary names");
 }
 
@@ -422,17 +424,23 @@ void Replayer::replay_event(const RecordedEvent& e) {
   using ledger::EventKind;
   switch (ledger::kind_of(e.event)) {
     case EventKind::Proposal: on_proposal(e); break;
-    case EventKind::RunLaunching:
-      launched_dirs_[{e.event.value("trial", -1), e.event.value("run", 0)}] = e.event.value("dir", "");
+    case EventKind::RunLaunching: {
+      const ledger::RunLaunching launching = ledger::run_launching(e.event);
+      launched_dirs_[{launching.trial, launching.run}] = launching.dir;
       break;
+    }
     case EventKind::RunFinished: on_run_finished(e); break;
     case EventKind::Verdict: on_verdict(e); break;
-    case EventKind::Demoted: incumbent_ = e.event.value("back_to", trial(e.event.value("trial", -1)).parent); break;
     case EventKind::Verification: on_verification(e); break;
-    case EventKind::Trial: trial(e.event.value("trial", -1)).recorded_outcome = e.event.value("outcome", ""); break;
+    case EventKind::Trial: {
+      const ledger::TrialDecided decided = ledger::trial_decided(e.event);
+      trial(decided.trial).recorded_outcome = decided.outcome;
+      break;
+    }
     case EventKind::Finished: on_finished(e); break;
     default: break;
   }
+  ledger::apply(recorded_, e.event);
 }
 
 std::vector<RecordedTrial> Replayer::recorded_trials() const {
@@ -483,7 +491,7 @@ void Replayer::what_if() {
   std::vector<const Arm*> arms;
   for (const auto& [n, t] : trials_) arms.push_back(&t.recorded_arm);
   WhatIfInput in{*original_.recipe, gate_, trials};
-  in.best_trial = incumbent_;
+  in.best_trial = recorded_.incumbent;
   in.seed = record_.inputs().seed;
   in.budget_gpu_hours = record_.inputs().budget_gpu_hours;
   in.noise_cv = run_to_run_cv(arms);

@@ -165,6 +165,10 @@ ProposalMade proposal_made(const json& r) {
   return {int_of(r, "trial"), int_of(r, "parent"), member_of(r, "proposal"), member_of(r, "policy")};
 }
 
+RunLaunching run_launching(const json& r) {
+  return {int_of(r, "trial"), int_of(r, "run"), text_of(r, "purpose"), text_of(r, "dir"), int_of(r, "steps_factor", 1)};
+}
+
 RunFinished run_finished(const json& r) {
   return {int_of(r, "trial"),        int_of(r, "run"),        text_of(r, "purpose"),      int_of(r, "steps_factor", 1),
           member_of(r, "status"),    number_of(r, "gpu_hours"), member_of(r, "measurement")};
@@ -185,6 +189,8 @@ Demoted demoted(const json& r) { return {int_of(r, "trial"), int_of(r, "back_to"
 Rescreened rescreened(const json& r) { return {int_of(r, "trial"), text_of(r, "outcome"), text_of(r, "reason")}; }
 
 Verified verified(const json& r) { return {int_of(r, "trial"), member_of(r, "loss")}; }
+
+CampaignFinished campaign_finished(const json& r) { return {member_of(r, "summary")}; }
 
 PolicyStop policy_stop(const json& r) { return {int_of(r, "trial"), text_of(r, "reason"), member_of(r, "policy")}; }
 

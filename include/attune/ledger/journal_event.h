@@ -156,6 +156,7 @@ nlohmann::json to_json(const CampaignFinished& e);
 // kind first.
 CampaignStarted campaign_started(const nlohmann::json& record);
 ProposalMade proposal_made(const nlohmann::json& record);
+RunLaunching run_launching(const nlohmann::json& record);
 RunFinished run_finished(const nlohmann::json& record);
 VerdictGiven verdict_given(const nlohmann::json& record);
 TrialDecided trial_decided(const nlohmann::json& record);
@@ -163,6 +164,7 @@ Demoted demoted(const nlohmann::json& record);
 Rescreened rescreened(const nlohmann::json& record);
 Verified verified(const nlohmann::json& record);
 PolicyStop policy_stop(const nlohmann::json& record);
+CampaignFinished campaign_finished(const nlohmann::json& record);
 
 // Fields of the values kept as JSON that the ledger itself reads.
 bool measurement_ok(const nlohmann::json& measurement);
