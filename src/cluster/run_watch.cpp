@@ -42,7 +42,21 @@ long StepCounter::finish() {
   return steps();
 }
 
-long StepCounter::steps() const { return static_cast<long>(pass_->samples_so_far().size()); }
+// Iterations, not lines: the iteration numbers the log prints (a line that
+// averages over the log interval stands for all of its iterations; another
+// rank's copy of a step is dropped by the parsers), so measure.steps means
+// iterations whatever the log interval. The first line covers from the
+// run's start: its own number when the run counts from 1 (a fresh run; the
+// interval the later lines show, at most), one more when it counts from 0.
+// A log that numbers no step counts its lines.
+long StepCounter::steps() const {
+  const diagnose::StepSeries& samples = pass_->samples_so_far();
+  if (samples.empty()) return 0;
+  const long first = samples.front().step, last = samples.back().step;
+  if (first < 0 || last < first || (first == 0 && last == 0)) return static_cast<long>(samples.size());
+  const long interval = samples.size() > 1 ? std::max(1, samples[1].steps_in_interval) : first;
+  return last - first + (first == 0 ? 1 : std::min(interval, first));
+}
 
 long StepCounter::last_step() const {
   const diagnose::StepSeries& samples = pass_->samples_so_far();

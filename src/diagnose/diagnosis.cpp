@@ -284,7 +284,7 @@ Diagnosis diagnose_logs(const std::vector<std::string>& files, const DiagnoseOpt
   }
   pass.finish();
   Diagnosis d;
-  d.framework = pass.framework();
+  d.framework = pass.framework_shown();
   const bool per_replica = per_gpu_from_job_rates(pass.sink(), o);
   const bool relative_times = step_times_from_rates(pass.sink(), o);
   const WholeRun whole_run = set_aside_whole_run(pass.sink(), d);

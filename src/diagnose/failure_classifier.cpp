@@ -128,7 +128,7 @@ class AnchorFilter {
       "rror",     "memory",   "Watchdog",  "NCCL",     "nccl",     "Connection", "DUE TO",
       "Signal 9", "exitcode", "Traceback", "File \"", "xception", "OVERFLOW",   "Unexpected result",
       "loss scale already", "not found", "Killed", "Killing", "Segmentation fault", "SIGSEGV", ".py\", line",
-      "<module>", "assert ", "skipped=", "Error executing job"};
+      "<module>", "assert ", "skipped=", "Error executing job", "NVRM", "oom_kill", "oom-kill", "watchdog got"};
 
   static std::uint32_t word(const char* p) {
     std::uint32_t w;
@@ -219,11 +219,26 @@ bool FailureClassifier::match_cuda(const LogLine& line) {
     record(FailureKind::IllegalMemoryAccess, line);
     return true;
   }
+  // The GPU itself failing: an uncorrectable ECC error, the driver's Xid
+  // report (dmesg), or the CUDA runtime's "unknown error" that a GPU fallen
+  // off the bus gives. Not the recipe's doing: the node is.
+  if (contains_any(s, {"uncorrectable ECC error", "cudaErrorECCUncorrectable", "NVRM: Xid",
+                       "CUDA error: unknown error"})) {
+    record(FailureKind::NodeFailure, line);
+    return true;
+  }
   return false;
 }
 
 bool FailureClassifier::match_nccl(const LogLine& line) {
   const std::string_view s = line.text;
+  // The heartbeat monitor: the watchdog thread itself made no progress for N
+  // seconds (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC): a NCCL or CUDA call hung.
+  // A collective's own timeout or error elsewhere in the log is the cause.
+  if (contains(s, "watchdog got stuck for")) {
+    keep_earliest(stuck_, make_failure(FailureKind::Hang, line));
+    return true;
+  }
   if (contains(s, "Watchdog caught collective operation timeout")) {
     const bool silent = last_step_line_ > 0 && line.line - last_step_line_ > kHangSilenceLines;
     const FailureKind kind = silent ? FailureKind::Hang : FailureKind::NcclTimeout;
@@ -251,7 +266,16 @@ bool FailureClassifier::match_nccl(const LogLine& line) {
 
 bool FailureClassifier::match_cluster(const LogLine& line) {
   const std::string_view s = line.text;
-  if (contains(s, "DUE TO NODE FAILURE")) {
+  // Slurm's cgroup OOM killer, as slurmstepd and srun report it (slurmstepd's
+  // "Detected N oom-kill event(s)", newer "oom_kill event(s)"; srun's "task N:
+  // Out Of Memory"): the host's memory, killed under the framework, which
+  // may print nothing.
+  if ((contains(s, "slurmstepd: error: Detected") && contains_any(s, {"oom-kill event", "oom_kill event"})) ||
+      (contains(s, "srun: error:") && contains(s, ": Out Of Memory"))) {
+    record(FailureKind::Oom, line);
+    return true;
+  }
+  if (contains(s, "srun: error: Node failure on") || contains(s, "DUE TO NODE FAILURE")) {
     record(FailureKind::NodeFailure, line);
     return true;
   }
@@ -397,6 +421,9 @@ std::optional<Failure> FailureClassifier::result(bool run_ended_early, std::opti
     keep_earliest(first[static_cast<std::size_t>(FailureKind::Hang)], std::move(hang));
     timeout.reset();
   }
+  if (stuck_ && !first[static_cast<std::size_t>(FailureKind::NcclTimeout)] &&
+      !first[static_cast<std::size_t>(FailureKind::NcclError)])
+    keep_earliest(first[static_cast<std::size_t>(FailureKind::Hang)], *stuck_);
   std::optional<Failure> node = first[static_cast<std::size_t>(FailureKind::NodeFailure)];
   if (conn_reset_ && remote_error_) {
     keep_earliest(node, *conn_reset_);

@@ -4,6 +4,24 @@
 
 namespace attune::diagnose {
 
+namespace {
+
+// Lines with no step of any framework that still name Megatron: its source
+// paths or modules in a traceback, Megatron-Core's own classes and messages.
+template <class Lines>
+bool names_megatron(const Lines& held) {
+  for (const auto& h : held) {
+    const std::string_view t = h.text;
+    for (std::string_view hint : {"Megatron-LM/", "megatron-lm/", "megatron/training", "megatron/core", "megatron.core.",
+                                  "class TELinear(", "found NaN in local grad norm for bucket"}) {
+      if (t.find(hint) != std::string_view::npos) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 LogPass::LogPass(const std::string& framework, std::size_t detect_lines) : detect_lines_(detect_lines) {
   if (!framework.empty()) start_parser(framework);  // nothing to detect: no lines held
 }
@@ -36,6 +54,7 @@ void LogPass::start_parser(const std::string& framework) {
     for (const auto& h : held_) first.push_back(h.text);
     fw = detect_framework(first);
   }
+  guessed_ = fw.empty() && !names_megatron(held_);
   parser_ = make_parser(fw.empty() ? "megatron" : fw);
   if (!parser_) throw InputError({}, "--framework", "unknown log framework '" + fw + "'");
   for (const auto& h : held_) parse(LogLine{h.text, h.line, h.rank});
@@ -70,6 +89,11 @@ void LogPass::provisional() {
   early_parser_ = make_parser(fw);
   early_sink_ = std::make_unique<ParseSink>();
   for (const auto& h : held_) early_parser_->feed(LogLine{h.text, h.line, h.rank}, *early_sink_);
+}
+
+std::string LogPass::framework_shown() const {
+  if (guessed_ && sink_.samples.empty()) return "unknown";
+  return framework();
 }
 
 const StepSeries& LogPass::samples_so_far() const {

@@ -107,8 +107,33 @@ TEST(StepCounterTest, NoFrameworkYetMeansNoSteps) {
   c.reset();
   EXPECT_EQ(c.steps(), 0);
   EXPECT_EQ(c.framework(), "");
-  EXPECT_EQ(c.feed(megatron_line(5, 10) + "\n"), 1);
+  EXPECT_EQ(c.feed(megatron_line(5, 10) + "\n"), 5);  // a fresh run's fifth iteration: five done
   EXPECT_EQ(c.last_step(), 5);
+}
+
+// measure.steps counts iterations: a line every 10 iterations stands for 10,
+// and every rank's copy of a torchtitan step counts once.
+TEST(StepCounterTest, IterationsNotLines) {
+  StepCounter megatron;
+  std::string log;
+  for (long n = 10; n <= 50; n += 10) log += "[rank7]: " + megatron_line(n, 100) + "\n";
+  EXPECT_EQ(megatron.feed(log), 50);
+
+  StepCounter titan;
+  std::string ranks;
+  for (int step = 1; step <= 6; ++step) {
+    for (int rank = 0; rank < 8; ++rank)
+      ranks += fmt::format("[rank{}]:[titan] 2026-12-03 10:00:0{},000 - root - INFO - step: {}  loss:  9.1000  memory: "
+                           "40.00GiB(50.00%)  tps: 5,000  tflops: 300.00  mfu: 30.00%\n",
+                           rank, step, step);
+  }
+  EXPECT_EQ(titan.feed(ranks), 6);
+  EXPECT_EQ(titan.framework(), "torchtitan");
+
+  StepCounter automodel_like;  // counts from 0: steps 0..4 are five
+  std::string zero;
+  for (int step = 0; step <= 4; ++step) zero += megatron_line(step, 100) + "\n";
+  EXPECT_EQ(automodel_like.feed(zero), 5);
 }
 
 TEST(StepCounterTest, PastTheDetectionWindowCountsLikeTheDiagnoser) {

@@ -38,8 +38,9 @@ namespace attune::cluster {
 // framework is still being detected (re-detected as lines arrive, up to the
 // 2000-line window; 0 until some parser finds evidence) and whose decided
 // parse gives it after (past the window with no evidence: Megatron, the
-// diagnoser's fallback). The parsed samples are kept (the parsers update the
-// latest ones): about 100 bytes a step.
+// diagnoser's fallback). What it counts is iterations, read from the
+// iteration numbers the log prints, not lines (steps()). The parsed samples
+// are kept (the parsers update the latest ones): about 100 bytes a step.
 class StepCounter {
  public:
   StepCounter();
@@ -55,7 +56,9 @@ class StepCounter {
   // Forgets everything (a log that was truncated or replaced).
   void reset();
 
-  // Step samples so far (a Megatron log_interval line counts once).
+  // Iterations the log covers so far: a line that averages over N iterations
+  // (Megatron's log_interval, torchtitan's log_freq) counts N; another
+  // rank's copy of a step counts nothing.
   long steps() const;
   // The iteration number of the latest sample as the log prints it (0: none).
   long last_step() const;

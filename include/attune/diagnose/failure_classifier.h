@@ -57,6 +57,7 @@ class FailureClassifier {
   std::array<std::optional<Failure>, kKinds> first_{};  // earliest line of each kind
   std::optional<Failure> conn_reset_;     // "Connection reset by peer": node failure with ncclRemoteError
   std::optional<Failure> remote_error_;   // first ncclRemoteError line
+  std::optional<Failure> stuck_;          // the heartbeat monitor's "watchdog got stuck": a hang, unless a collective timed out
   std::optional<Failure> child_failed_;   // torchrun wrapper: python_error only as a last resort
   std::optional<Failure> task_exit_;      // srun/torchrun "a task exited": unknown, the very last resort
   std::optional<Failure> killed_;         // a bare "Killed": the host OOM killer, a last resort

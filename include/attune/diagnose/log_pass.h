@@ -40,6 +40,10 @@ class LogPass {
   const FailureClassifier& classifier() const { return classifier_; }
   // The framework decided ("" while lines are still held for detection).
   std::string framework() const { return parser_ ? parser_->framework() : ""; }
+  // The framework the log shows: the decided one, or "unknown" when nothing
+  // had evidence of one and the fallback parser read no step from it either
+  // (a log of no known framework is not called Megatron's).
+  std::string framework_shown() const;
 
   // Incremental reading, for a log read while the run writes it. While lines
   // are held, provisional() parses them with the framework detect_framework
@@ -55,6 +59,7 @@ class LogPass {
   std::string framework_so_far() const;  // "" while nothing has evidence
 
  private:
+  bool guessed_ = false;  // no parser had evidence: the fallback parses
   struct Held {
     std::string text;
     long line;

@@ -67,7 +67,7 @@ void apply_loss(std::string_view key, std::string_view val, StepSample& s, LossS
   }
 }
 
-enum class IterationKey { None, StepTime, Tflops, Lr, GlobalBatch, GradNorm, Skipped, NanIters, SamplesPerS, Tgs, TflopsDs };
+enum class IterationKey { None, StepTime, StepTimeSeconds, Tflops, Lr, GlobalBatch, GradNorm, Skipped, NanIters, SamplesPerS, Tgs, TflopsDs };
 
 // The key of an iteration-line field. Keys are looked up by length first: a
 // line has a dozen fields and a log has millions of lines.
@@ -80,6 +80,8 @@ IterationKey iteration_key(std::string_view key) {
     case 18: return key == "samples per second" ? IterationKey::SamplesPerS : IterationKey::None;
     case 24: return key == "number of nan iterations" ? IterationKey::NanIters : IterationKey::None;
     case 28: return key == "number of skipped iterations" ? IterationKey::Skipped : IterationKey::None;
+    // Megatron-DeepSpeed's BigScience fork prints seconds (megatron/training.py training_log).
+    case 30: return key == "elapsed time per iteration (s)" ? IterationKey::StepTimeSeconds : IterationKey::None;
     case 31:
       if (key == "elapsed time per iteration (ms)") return IterationKey::StepTime;
       return key == "tokens per gpu per second (tgs)" ? IterationKey::Tgs : IterationKey::None;
@@ -94,6 +96,7 @@ void apply_iteration_field(std::string_view key, std::string_view val, StepSampl
     case IterationKey::StepTime:
       if (auto v = to_double(val)) s.step_time_s = *v / 1000.0;
       return;
+    case IterationKey::StepTimeSeconds: s.step_time_s = to_double(val); return;
     case IterationKey::Tflops:
       s.tflops_per_gpu = to_double(val);
       s.tflops_formula = LoggedFlops::Megatron;
@@ -254,7 +257,7 @@ bool TimerLines::feed_block_line(std::string_view text, TimerTable& table) {
 int MegatronLines::detect(std::string_view text) {
   int score = 0;
   if (contains(text, "| consumed samples:")) score += 5;
-  if (contains(text, "elapsed time per iteration (ms)")) score += 5;
+  if (contains(text, "elapsed time per iteration (ms)") || contains(text, "elapsed time per iteration (s)")) score += 5;
   if (contains(text, "memory (MB) | allocated:")) score += 5;
   if (contains(text, "time across ranks (ms)") || contains(text, "time (ms) | forward-compute"))
     score += 3;
