@@ -41,6 +41,45 @@ RunMeasure measure_from_json(const nlohmann::json& j, const std::string& where) 
   }
 }
 
+namespace {
+
+// The failure class the scheduler's (or the watchdog's) own final state
+// names; "" for a state that names no cause.
+std::string scheduler_class(cluster::RunState s) {
+  switch (s) {
+    case cluster::RunState::OutOfMemory: return "oom";  // the cgroup OOM killer
+    case cluster::RunState::NodeFail: return "node_failure";
+    case cluster::RunState::Timeout: return "time_limit";
+    case cluster::RunState::Hang: return "hang";
+    default: return "";
+  }
+}
+
+// What a log shows of a run the scheduler ended: the other ranks' NCCL
+// errors after a node died, the launcher's report of killed tasks, a
+// traceback of the SIGTERM. Not a cause of its own.
+bool consequence_class(const std::string& c) {
+  return c.empty() || c == "unknown" || c == "nccl_error" || c == "nccl_timeout" || c == "python_error";
+}
+
+// A run that did not complete: the scheduler's word for why wins over the
+// consequences the log shows, and stands alone when the framework printed
+// nothing (then the evidence is the scheduler's reason).
+void take_scheduler_word(const cluster::RunStatus& status, RunMeasure& m) {
+  const std::string said = scheduler_class(status.state);
+  if (!said.empty() && consequence_class(m.failure)) {
+    if (m.failure != said) m.evidence = status.reason.empty() ? "the scheduler reports " + m.state : status.reason;
+    m.failure = said;
+    return;
+  }
+  if (m.failure.empty()) {
+    m.failure = m.state;
+    m.evidence = status.reason;
+  }
+}
+
+}  // namespace
+
 RunMeasure measure_of(const DirectoryRunResult& r, const AcceptanceRule& rule) {
   RunMeasure m;
   m.state = cluster::to_string(r.status.state);
@@ -61,13 +100,7 @@ RunMeasure measure_of(const DirectoryRunResult& r, const AcceptanceRule& rule) {
     }
   }
   const bool completed = r.status.state == cluster::RunState::Completed;
-  if (!completed && m.failure.empty()) {
-    m.failure = r.status.state == cluster::RunState::Hang      ? "hang"
-                : r.status.state == cluster::RunState::Timeout ? "time_limit"
-                : r.status.state == cluster::RunState::NodeFail ? "node_failure"
-                                                                : m.state;
-    m.evidence = r.status.reason;
-  }
+  if (!completed) take_scheduler_word(r.status, m);
   m.ok = completed && m.failure.empty() && m.tokens > 0;
   if (completed && m.failure.empty() && m.tokens <= 0) {
     m.failure = "unknown";
